@@ -1,0 +1,17 @@
+# Every dependency comes from Debian's packages (cmake/install-deps.sh) and is
+# found the normal CMake way; nothing is vendored or downloaded.
+find_package(CLI11 2.1 REQUIRED CONFIG)           # libcli11-dev
+find_package(nlohmann_json 3.10 REQUIRED CONFIG)  # nlohmann-json3-dev
+
+# OpenBLAS through its CBLAS interface (libopenblas-dev). FindBLAS finds the
+# library; the header sits in a per-variant directory on Debian.
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+find_path(NEXTWORD_CBLAS_INCLUDE_DIR cblas.h
+  PATH_SUFFIXES openblas-pthread openblas openblas-openmp
+  PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE} /usr/include
+  REQUIRED)
+add_library(nextword_cblas INTERFACE)
+target_link_libraries(nextword_cblas INTERFACE BLAS::BLAS)
+target_include_directories(nextword_cblas SYSTEM INTERFACE ${NEXTWORD_CBLAS_INCLUDE_DIR})
+add_library(nextword::cblas ALIAS nextword_cblas)

@@ -1,0 +1,186 @@
+// nextword: the command-line front end. It parses arguments with CLI11, loads
+// the model through the engine and writes records; all the math is in the
+// engine library (src/math, src/model, src/text, src/predict).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/default_model.h"
+#include "cli/output.h"
+#include "model/error.h"
+#include "model/model_file.h"
+#include "predict/predictor.h"
+
+namespace nextword::cli {
+namespace {
+
+struct ModelOptions {
+  std::string dir;
+  std::string vocab;
+  std::string weights;
+
+  void add_to(CLI::App& command) {
+    auto* model = command.add_option("-m,--model", dir,
+                                     "Model directory holding vocab.json and weights.json "
+                                     "(default: the bundled default model)");
+    auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
+    auto* w = command.add_option("--weights", weights, "weights.json to use (with --vocab)");
+    v->needs(w);
+    w->needs(v);
+    model->excludes(v)->excludes(w);
+  }
+
+  Model load() const {
+    if (!vocab.empty()) return load_model({vocab, weights});
+    return load_model(ModelPaths::in_directory(dir.empty() ? default_model_dir() : dir));
+  }
+};
+
+void write_line(const std::string& line) {
+  if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
+      std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) {
+    throw Error(ExitCode::kIo, "cannot write to standard output");
+  }
+}
+
+void note(bool quiet, const std::string& where, const std::string& what) {
+  if (!quiet) std::fprintf(stderr, "nextword: %snote: %s\n", where.c_str(), what.c_str());
+}
+
+// predict and attention share everything but the record they print.
+struct PhraseCommand {
+  ModelOptions model;
+  std::vector<std::string> words;
+  int top_k = 5;
+  std::string format = "text";
+  bool quiet = false;
+  bool attention = false;
+
+  int run() const {
+    const Model m = model.load();
+    Predictor predictor(m);
+    const Format f = format == "json" ? Format::kJson : format == "tsv" ? Format::kTsv : Format::kText;
+    auto predict_one = [&](const std::string& phrase, const std::string& where) {
+      Prediction p = predictor.predict(phrase, top_k, attention);
+      if (p.input.truncated) {
+        note(quiet || f == Format::kJson, where,
+             "phrase cut to its last " + std::to_string(m.config.max_len) + " tokens (max_len)");
+      }
+      if (!p.input.unknown.empty() && f != Format::kJson) {
+        std::string list;
+        for (const std::string& w : p.input.unknown) list += (list.empty() ? "" : " ") + w;
+        note(quiet, where, "not in the vocabulary: " + list);
+      }
+      write_line(attention ? attention_record(m, phrase, p) : prediction_record(m, phrase, p, f));
+    };
+
+    if (!words.empty()) {
+      std::string phrase;
+      for (const std::string& w : words) phrase += (phrase.empty() ? "" : " ") + w;
+      predict_one(phrase, "");
+      return 0;
+    }
+    // One record per input line, in order, flushed as it goes.
+    int status = 0;
+    std::string line;
+    for (long number = 1; std::getline(std::cin, line); ++number) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const std::string where = "<stdin>:" + std::to_string(number) + ": ";
+      try {
+        predict_one(line, where);
+      } catch (const Error& e) {
+        if (e.code() != ExitCode::kInput) throw;
+        std::fprintf(stderr, "nextword: %s%s\n", where.c_str(), e.what());
+        write_line(error_record(line, e, f));
+        status = static_cast<int>(ExitCode::kInput);
+      }
+    }
+    if (std::cin.bad()) throw Error(ExitCode::kIo, "cannot read standard input");
+    return status;
+  }
+};
+
+int run(int argc, char** argv) {
+  CLI::App app{"nextword: predict the next word of a phrase with a small attention model.\n"
+               "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model file, 4 input phrase, 5 I/O.",
+               "nextword"};
+  app.set_version_flag("--version", std::string("nextword ") + NEXTWORD_VERSION);
+  app.require_subcommand(1);
+
+  PhraseCommand predict, attention;
+  attention.attention = true;
+  attention.format = "json";
+  auto add_phrase_options = [](CLI::App& command, PhraseCommand& c) {
+    c.model.add_to(command);
+    command.add_option("phrase", c.words, "The phrase (no phrase: one per line from stdin)");
+    command.add_option("-k,--top-k", c.top_k, "How many predictions to print")
+        ->check(CLI::Range(1, 1 << 24))
+        ->capture_default_str();
+    command.add_flag("-q,--quiet", c.quiet, "No notes on stderr (unknown words, truncation)");
+  };
+
+  CLI::App* predict_cmd = app.add_subcommand(
+      "predict", "Print the most likely next words of a phrase with their probabilities");
+  add_phrase_options(*predict_cmd, predict);
+  predict_cmd->add_option("-f,--format", predict.format, "Output: text, tsv or json (JSON Lines)")
+      ->check(CLI::IsMember({"text", "tsv", "json"}))
+      ->capture_default_str();
+
+  CLI::App* attention_cmd = app.add_subcommand(
+      "attention", "Dump every layer's and head's attention weights for a phrase as JSON");
+  add_phrase_options(*attention_cmd, attention);
+  attention_cmd->add_option("-f,--format", attention.format, "Output: json")
+      ->check(CLI::IsMember({"json"}))
+      ->capture_default_str();
+
+  ModelOptions info_model;
+  std::string info_format = "text";
+  CLI::App* info_cmd =
+      app.add_subcommand("info", "Show the model's config, parameter count and files");
+  info_model.add_to(*info_cmd);
+  info_cmd->add_option("-f,--format", info_format, "Output: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "nextword: %s (see nextword --help)\n", e.what());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+
+  if (predict_cmd->parsed()) return predict.run();
+  if (attention_cmd->parsed()) return attention.run();
+  const Model m = info_model.load();
+  write_line(model_info(m, info_format == "json" ? Format::kJson : Format::kText));
+  return 0;
+}
+
+}  // namespace
+}  // namespace nextword::cli
+
+int main(int argc, char** argv) {
+  using nextword::ExitCode;
+  try {
+    return nextword::cli::run(argc, argv);
+  } catch (const nextword::Error& e) {
+    std::fprintf(stderr, "nextword: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "nextword: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nextword: internal error: %s\n", e.what());
+  }
+  return static_cast<int>(ExitCode::kFailure);
+}

@@ -1,0 +1,145 @@
+#include "cli/output.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+namespace nextword::cli {
+namespace {
+
+// Records keep their fields in the documented order.
+using json = nlohmann::ordered_json;
+
+// The float's shortest round-trip decimal, as a double: 0.1f prints as 0.1,
+// not 0.10000000149011612.
+double shortest(float value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer - 1, value);
+  *result.ptr = '\0';
+  return std::strtod(buffer, nullptr);
+}
+
+std::string dump(const json& j) {
+  // Phrases may hold invalid UTF-8; replace it rather than fail.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json input_json(const std::string& phrase, const Prediction& p) {
+  return {{"phrase", phrase},
+          {"tokens", p.input.tokens},
+          {"ids", p.input.ids},
+          {"unknown", p.input.unknown},
+          {"truncated", p.input.truncated}};
+}
+
+json predictions_json(const Model& model, const Prediction& p) {
+  json list = json::array();
+  for (const Candidate& c : p.top) {
+    list.push_back({{"word", model.vocab.word(c.id)},
+                    {"id", c.id},
+                    {"probability", shortest(c.probability)},
+                    {"logit", shortest(c.logit)}});
+  }
+  return list;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
+                              Format format) {
+  if (format == Format::kJson) {
+    json record = input_json(phrase, p);
+    record["predictions"] = predictions_json(model, p);
+    return dump(record);
+  }
+  std::string line;
+  for (const Candidate& c : p.top) {
+    if (format == Format::kTsv) {
+      line += (line.empty() ? "" : "\t") + model.vocab.word(c.id) + "\t" + fixed(c.probability, 6);
+    } else {
+      line += (line.empty() ? "" : "  ") + model.vocab.word(c.id) + " " + fixed(c.probability, 4);
+    }
+  }
+  return line;
+}
+
+std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p) {
+  const Config& c = model.config;
+  const auto T = p.input.ids.size();
+  json layers = json::array();
+  const float* a = p.attention.data();
+  for (int l = 0; l < c.n_layers; ++l) {
+    json heads = json::array();
+    for (int h = 0; h < c.n_heads; ++h) {
+      json rows = json::array();
+      for (size_t q = 0; q < T; ++q) {
+        json row = json::array();
+        for (size_t k = 0; k < T; ++k) row.push_back(shortest(*a++));
+        rows.push_back(std::move(row));
+      }
+      heads.push_back(std::move(rows));
+    }
+    layers.push_back(std::move(heads));
+  }
+  json record = input_json(phrase, p);
+  record["attention"] = std::move(layers);
+  record["predictions"] = predictions_json(model, p);
+  return dump(record);
+}
+
+std::string error_record(const std::string& phrase, const Error& error, Format format) {
+  if (format != Format::kJson) return "";  // an empty line keeps the records aligned
+  return dump({{"phrase", phrase},
+               {"error", error.what()},
+               {"exit_code", static_cast<int>(error.code())}});
+}
+
+std::string model_info(const Model& model, Format format) {
+  json tensors = json::array();
+  for (const TensorSpec& t : model.weights.tensors()) {
+    tensors.push_back({{"name", t.name}, {"shape", t.shape}});
+  }
+  json info = {{"vocab_file", model.paths.vocab},
+               {"vocab_bytes", model.vocab_file_bytes},
+               {"weights_file", model.paths.weights},
+               {"weights_bytes", model.weights_file_bytes},
+               {"format", "nextword"},
+               {"version", 1},
+               {"parameters", model.weights.parameter_count()},
+               {"vocab_size", model.vocab.size()},
+               {"config", config_to_json(model.config)},
+               {"tensors", tensors}};
+  info["config"]["norm_eps"] = shortest(model.config.norm_eps);
+  if (format == Format::kJson) return dump(info);
+
+  std::string text;
+  auto line = [&text](const std::string& key, const std::string& value) {
+    text += key + std::string(key.size() < 16 ? 16 - key.size() : 1, ' ') + value + "\n";
+  };
+  line("vocab.json", model.paths.vocab + " (" + std::to_string(model.vocab_file_bytes) +
+                         " bytes, " + std::to_string(model.vocab.size()) + " words)");
+  line("weights.json", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
+                           " bytes, format nextword version 1)");
+  line("parameters", std::to_string(model.weights.parameter_count()) + " (" +
+                         fixed(static_cast<double>(model.weights.parameter_count()) * 4 / 1e6, 2) +
+                         " MB as float32)");
+  for (const auto& [key, value] : info["config"].items()) {
+    line(key, value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  text += "tensors:\n";
+  for (const TensorSpec& t : model.weights.tensors()) {
+    line("  " + t.name, json(t.shape).dump());
+  }
+  text.pop_back();
+  return text;
+}
+
+}  // namespace nextword::cli

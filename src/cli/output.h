@@ -1,0 +1,24 @@
+// How results look on stdout: one record per phrase, as text, TSV or JSON.
+#pragma once
+
+#include <string>
+
+#include "model/error.h"
+#include "model/model_file.h"
+#include "predict/predictor.h"
+
+namespace nextword::cli {
+
+enum class Format { kText, kJson, kTsv };
+
+// One line (no trailing newline) per phrase.
+std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
+                              Format format);
+// {"phrase", "tokens", "ids", "unknown", "truncated", "attention": [l][h][q][k], "predictions"}
+std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p);
+// The record written in place of a phrase that could not be predicted.
+std::string error_record(const std::string& phrase, const Error& error, Format format);
+// `nextword info`
+std::string model_info(const Model& model, Format format);
+
+}  // namespace nextword::cli

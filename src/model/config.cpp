@@ -1,0 +1,196 @@
+#include "model/config.h"
+
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+
+namespace nextword {
+namespace {
+
+using nlohmann::json;
+
+// Dimensions beyond these are rejected before anything is allocated.
+constexpr int64_t kMaxDimension = int64_t{1} << 20;
+constexpr int64_t kMaxVocabulary = int64_t{1} << 24;
+constexpr int64_t kMaxLayers = 1024;
+
+class ConfigReader {
+ public:
+  ConfigReader(const json& config, const std::string& file) : config_(config), file_(file) {
+    if (!config_.is_object()) throw model_error(file_, "config", "must be an object");
+  }
+
+  Error error(const std::string& key, const std::string& what) const {
+    return model_error(file_, "config." + key, what);
+  }
+
+  const json* find(const std::string& key) {
+    seen_.insert(key);
+    auto it = config_.find(key);
+    return it == config_.end() ? nullptr : &*it;
+  }
+
+  int integer(const std::string& key, int64_t min, int64_t max, const int* fallback) {
+    const json* value = find(key);
+    if (value == nullptr) {
+      if (fallback != nullptr) return *fallback;
+      throw error(key, "missing (required)");
+    }
+    if (!value->is_number_integer()) throw error(key, "must be an integer, got " + value->dump());
+    // is_number_integer covers both signed and unsigned storage.
+    if (value->is_number_unsigned() ? value->get<uint64_t>() > static_cast<uint64_t>(max)
+                                    : value->get<int64_t>() < min || value->get<int64_t>() > max) {
+      throw error(key, "must be between " + std::to_string(min) + " and " +
+                           std::to_string(max) + ", got " + value->dump());
+    }
+    return static_cast<int>(value->get<int64_t>());
+  }
+
+  bool boolean(const json& object, const std::string& path, const std::string& key,
+               bool fallback) {
+    auto it = object.find(key);
+    if (it == object.end()) return fallback;
+    if (!it->is_boolean()) throw error(path, "must be true or false, got " + it->dump());
+    return it->get<bool>();
+  }
+
+  bool boolean(const std::string& key, bool fallback) {
+    seen_.insert(key);
+    return boolean(config_, key, key, fallback);
+  }
+
+  template <typename Enum>
+  Enum choice(const std::string& key, std::initializer_list<std::pair<const char*, Enum>> options,
+              Enum fallback) {
+    const json* value = find(key);
+    if (value == nullptr) return fallback;
+    std::string allowed;
+    for (const auto& [name, e] : options) {
+      if (value->is_string() && value->get<std::string>() == name) return e;
+      allowed += (allowed.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+    }
+    throw error(key, "must be one of " + allowed + ", got " + value->dump());
+  }
+
+  std::string string(const std::string& key, const std::string& fallback) {
+    const json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_string() || value->get<std::string>().empty()) {
+      throw error(key, "must be a non-empty string, got " + value->dump());
+    }
+    return value->get<std::string>();
+  }
+
+  void reject_unknown_keys() const {
+    for (const auto& [key, value] : config_.items()) {
+      if (seen_.count(key) == 0) throw error(key, "unknown config field");
+    }
+  }
+
+ private:
+  const json& config_;
+  const std::string& file_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+float Config::attention_scale() const {
+  return scale == Scale::kSqrtDk ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
+}
+
+Config parse_config(const json& object, const std::string& file) {
+  ConfigReader in(object, file);
+  Config c;
+  c.vocab_size = in.integer("vocab_size", 1, kMaxVocabulary, nullptr);
+  c.d_model = in.integer("d_model", 1, kMaxDimension, nullptr);
+  c.n_layers = in.integer("n_layers", 0, kMaxLayers, nullptr);
+  // Attention sizes only matter when there is a layer to use them.
+  const int unused = 0;
+  const int* attention_default = c.n_layers == 0 ? &unused : nullptr;
+  const int64_t min_attention = c.n_layers == 0 ? 0 : 1;
+  c.n_heads = in.integer("n_heads", min_attention, kMaxDimension, attention_default);
+  c.d_k = in.integer("d_k", min_attention, kMaxDimension, attention_default);
+  c.d_v = in.integer("d_v", min_attention, kMaxDimension, attention_default);
+  const int no_ffn = 0;
+  c.d_ff = in.integer("d_ff", 0, kMaxDimension, &no_ffn);
+  c.activation = in.choice<Activation>(
+      "activation", {{"gelu", Activation::kGelu}, {"relu", Activation::kRelu}}, Activation::kGelu);
+  c.max_len = in.integer("max_len", 1, kMaxDimension, nullptr);
+  c.positional = in.choice<Positional>("positional",
+                                       {{"none", Positional::kNone},
+                                        {"learned", Positional::kLearned},
+                                        {"sinusoidal", Positional::kSinusoidal}},
+                                       Positional::kNone);
+  c.norm = in.choice<Norm>("norm", {{"none", Norm::kNone}, {"layernorm", Norm::kLayerNorm}},
+                           Norm::kNone);
+  if (const json* eps = in.find("norm_eps")) {
+    if (!eps->is_number() || !(eps->get<double>() > 0.0) || !std::isfinite(eps->get<double>())) {
+      throw in.error("norm_eps", "must be a positive number, got " + eps->dump());
+    }
+    c.norm_eps = static_cast<float>(eps->get<double>());
+  }
+  c.residual = in.boolean("residual", true);
+  c.causal = in.boolean("causal", true);
+  c.scale = in.choice<Scale>("scale", {{"sqrt_dk", Scale::kSqrtDk}, {"none", Scale::kNone}},
+                             Scale::kSqrtDk);
+  c.tied_classifier = in.boolean("tied_classifier", false);
+  if (const json* tokenizer = in.find("tokenizer")) {
+    if (!tokenizer->is_object()) throw in.error("tokenizer", "must be an object");
+    for (const auto& [key, value] : tokenizer->items()) {
+      if (key != "lowercase" && key != "split_punctuation") {
+        throw in.error("tokenizer." + key, "unknown tokenizer field");
+      }
+    }
+    c.tokenizer.lowercase = in.boolean(*tokenizer, "tokenizer.lowercase", "lowercase", true);
+    c.tokenizer.split_punctuation =
+        in.boolean(*tokenizer, "tokenizer.split_punctuation", "split_punctuation", true);
+  }
+  c.unk_token = in.string("unk_token", "<unk>");
+  c.bos_token = in.string("bos_token", "");
+  if (c.bos_token == c.unk_token) throw in.error("bos_token", "must differ from unk_token");
+  in.reject_unknown_keys();
+  return c;
+}
+
+const char* to_string(Positional p) {
+  switch (p) {
+    case Positional::kLearned: return "learned";
+    case Positional::kSinusoidal: return "sinusoidal";
+    case Positional::kNone: break;
+  }
+  return "none";
+}
+const char* to_string(Norm n) { return n == Norm::kLayerNorm ? "layernorm" : "none"; }
+const char* to_string(Activation a) { return a == Activation::kRelu ? "relu" : "gelu"; }
+const char* to_string(Scale s) { return s == Scale::kNone ? "none" : "sqrt_dk"; }
+
+nlohmann::ordered_json config_to_json(const Config& c) {
+  nlohmann::ordered_json j = {{"vocab_size", c.vocab_size},
+            {"d_model", c.d_model},
+            {"n_layers", c.n_layers},
+            {"n_heads", c.n_heads},
+            {"d_k", c.d_k},
+            {"d_v", c.d_v},
+            {"d_ff", c.d_ff},
+            {"activation", to_string(c.activation)},
+            {"max_len", c.max_len},
+            {"positional", to_string(c.positional)},
+            {"norm", to_string(c.norm)},
+            {"norm_eps", c.norm_eps},
+            {"residual", c.residual},
+            {"causal", c.causal},
+            {"scale", to_string(c.scale)},
+            {"tied_classifier", c.tied_classifier},
+            {"tokenizer",
+             {{"lowercase", c.tokenizer.lowercase},
+              {"split_punctuation", c.tokenizer.split_punctuation}}},
+            {"unk_token", c.unk_token}};
+  if (c.has_bos()) j["bos_token"] = c.bos_token;
+  return j;
+}
+
+}  // namespace nextword

@@ -1,0 +1,60 @@
+// The model's hyperparameters: the "config" object of weights.json (format v1).
+//
+// Every field, its default and its meaning is documented in data/FORMAT.md;
+// this struct is that table in C++.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace nextword {
+
+enum class Positional { kNone, kLearned, kSinusoidal };
+enum class Norm { kNone, kLayerNorm };
+enum class Activation { kGelu, kRelu };
+enum class Scale { kSqrtDk, kNone };
+
+struct TokenizerOptions {
+  bool lowercase = true;
+  bool split_punctuation = true;
+};
+
+struct Config {
+  int vocab_size = 0;
+  int d_model = 0;
+  int n_layers = 0;
+  int n_heads = 0;
+  int d_k = 0;  // per head
+  int d_v = 0;  // per head
+  int d_ff = 0;  // 0: no feedforward block
+  Activation activation = Activation::kGelu;
+  int max_len = 0;
+  Positional positional = Positional::kNone;
+  Norm norm = Norm::kNone;
+  float norm_eps = 1e-5f;
+  bool residual = true;
+  bool causal = true;
+  Scale scale = Scale::kSqrtDk;
+  bool tied_classifier = false;
+  TokenizerOptions tokenizer;
+  std::string unk_token = "<unk>";
+  std::string bos_token;  // empty: no beginning-of-sequence token
+
+  bool has_bos() const { return !bos_token.empty(); }
+  float attention_scale() const;  // s in softmax(Q K^T * s)
+};
+
+// Reads and validates the "config" object; `file` names weights.json in errors.
+Config parse_config(const nlohmann::json& config, const std::string& file);
+
+// The config as it would be written back (every field, defaults included).
+nlohmann::ordered_json config_to_json(const Config& config);
+
+const char* to_string(Positional p);
+const char* to_string(Norm n);
+const char* to_string(Activation a);
+const char* to_string(Scale s);
+
+}  // namespace nextword

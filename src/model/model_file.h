@@ -1,0 +1,38 @@
+// Loading a model from its two files, vocab.json and weights.json (format v1).
+//
+// The format is the project's public contract and is specified in
+// data/FORMAT.md; every check made here is described there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/config.h"
+#include "model/vocabulary.h"
+#include "model/weights.h"
+
+namespace nextword {
+
+struct ModelPaths {
+  std::string vocab;    // vocab.json
+  std::string weights;  // weights.json
+  static ModelPaths in_directory(const std::string& dir);
+};
+
+struct Model {
+  ModelPaths paths;
+  int64_t vocab_file_bytes = 0;
+  int64_t weights_file_bytes = 0;
+  Config config;
+  Vocabulary vocab;
+  Weights weights;
+  int unk_id = -1;
+  int bos_id = -1;  // -1: the config names no bos_token
+
+  bool is_special(int id) const { return id == unk_id || id == bos_id; }
+};
+
+// Throws nextword::Error (ExitCode::kModel) naming the file and field at fault.
+Model load_model(const ModelPaths& paths);
+
+}  // namespace nextword

@@ -1,0 +1,64 @@
+#include "model/vocabulary.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+
+namespace nextword {
+
+Vocabulary::Vocabulary(std::vector<std::string> words, const std::string& file)
+    : words_(std::move(words)) {
+  ids_.reserve(words_.size());
+  for (size_t i = 0; i < words_.size(); ++i) {
+    auto [it, inserted] = ids_.emplace(words_[i], static_cast<int>(i));
+    if (!inserted) {
+      throw model_error(file, "[" + std::to_string(i) + "]",
+                        "duplicate word \"" + words_[i] + "\" (also id " +
+                            std::to_string(it->second) + ")");
+    }
+  }
+}
+
+Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string& file) {
+  std::vector<std::string> words;
+  if (vocab.is_array()) {
+    words.reserve(vocab.size());
+    for (size_t i = 0; i < vocab.size(); ++i) {
+      if (!vocab[i].is_string()) {
+        throw model_error(file, "[" + std::to_string(i) + "]",
+                          "must be a string, got " + vocab[i].dump());
+      }
+      words.push_back(vocab[i].get<std::string>());
+    }
+  } else if (vocab.is_object()) {
+    words.resize(vocab.size());
+    std::vector<bool> assigned(vocab.size(), false);
+    for (const auto& [word, id] : vocab.items()) {
+      const bool in_range = id.is_number_integer() && id.get<int64_t>() >= 0 &&
+                            id.get<uint64_t>() < static_cast<uint64_t>(vocab.size());
+      if (!in_range) {
+        throw model_error(file, word,
+                          "id must be an integer from 0 to " + std::to_string(vocab.size() - 1) +
+                              ", got " + id.dump());
+      }
+      const auto slot = id.get<size_t>();
+      if (assigned[slot]) {
+        throw model_error(file, word,
+                          "id " + std::to_string(slot) + " is also used by \"" + words[slot] + "\"");
+      }
+      assigned[slot] = true;
+      words[slot] = word;
+    }
+  } else {
+    throw model_error(file, "", "must be a JSON array of words or an object {\"word\": id}");
+  }
+  if (words.empty()) throw model_error(file, "", "the vocabulary is empty");
+  return Vocabulary(std::move(words), file);
+}
+
+int Vocabulary::find(std::string_view word) const {
+  auto it = ids_.find(std::string(word));
+  return it == ids_.end() ? -1 : it->second;
+}
+
+}  // namespace nextword

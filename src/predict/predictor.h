@@ -1,0 +1,57 @@
+// From a phrase to its most likely next words: tokenize, look up ids, run the
+// transformer, rank the vocabulary. This is the engine's main entry point.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model_file.h"
+#include "predict/transformer.h"
+
+namespace nextword {
+
+// The model's input for a phrase.
+struct Encoded {
+  std::vector<std::string> tokens;   // exactly what the model reads (bos included)
+  std::vector<int> ids;              // token ids, unknown words as unk_id
+  std::vector<std::string> unknown;  // input words that are not in the vocabulary
+  bool truncated = false;            // the phrase was cut to its last max_len tokens
+};
+
+struct Candidate {
+  int id = 0;
+  float probability = 0;  // softmax over the whole vocabulary
+  float logit = 0;
+};
+
+struct Prediction {
+  Encoded input;
+  std::vector<Candidate> top;    // best first; special tokens never appear
+  std::vector<float> attention;  // [L][h][T][T] when asked for, else empty
+};
+
+// Tokenizes and looks up a phrase. Throws Error(kInput) when the phrase has no
+// words, or none that the vocabulary knows.
+Encoded encode(const Model& model, std::string_view phrase);
+
+// Not thread-safe: it reuses its buffers from call to call.
+class Predictor {
+ public:
+  explicit Predictor(const Model& model) : model_(model) {}
+
+  // The k most likely next words (fewer if the vocabulary is smaller).
+  Prediction predict(std::string_view phrase, int k, bool with_attention = false);
+  Prediction predict(Encoded input, int k, bool with_attention = false);
+
+  const Model& model() const { return model_; }
+  // Logits of the last prediction, one per vocabulary word.
+  const std::vector<float>& logits() const { return state_.logits; }
+
+ private:
+  const Model& model_;
+  RunState state_;
+  std::vector<double> probabilities_;
+};
+
+}  // namespace nextword

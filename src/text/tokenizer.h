@@ -1,0 +1,20 @@
+// Splitting a phrase into the words the model reads.
+//
+// The rules are part of the model format (data/FORMAT.md, "Tokenizer"):
+// whitespace separates words; with split_punctuation every punctuation mark
+// is a word of its own, except an apostrophe or hyphen inside a word
+// ("don't", "well-known"); with lowercase, A-Z and Latin-1 capitals are
+// lowered. Curly quotes are read as straight ones.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/config.h"
+
+namespace nextword {
+
+std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions& options);
+
+}  // namespace nextword
