@@ -41,8 +41,11 @@ class ConfigReader {
     }
     if (!value->is_number_integer()) throw error(key, "must be an integer, got " + value->dump());
     // is_number_integer covers both signed and unsigned storage.
-    if (value->is_number_unsigned() ? value->get<uint64_t>() > static_cast<uint64_t>(max)
-                                    : value->get<int64_t>() < min || value->get<int64_t>() > max) {
+    const bool in_range = value->is_number_unsigned()
+                              ? value->get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                                    static_cast<int64_t>(value->get<uint64_t>()) >= min
+                              : value->get<int64_t>() >= min && value->get<int64_t>() <= max;
+    if (!in_range) {
       throw error(key, "must be between " + std::to_string(min) + " and " +
                            std::to_string(max) + ", got " + value->dump());
     }

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Independent PyTorch reference for nextword's format v1 (data/FORMAT.md).
+
+It shares no code with the C++ engine: it reads the same vocab.json and
+weights.json, tokenizes with its own implementation of the documented rules,
+and computes logits and attention in float64 with torch's own softmax,
+layer_norm and gelu.
+
+    /usr/bin/python3 tests/reference/nextword_ref.py --model DIR "once upon a"
+
+prints one JSON record per phrase: tokens, ids, attention [l][h][q][k],
+logits (one per vocabulary word) and probabilities.
+"""
+import argparse
+import base64
+import json
+import math
+import string
+import struct
+import sys
+
+import torch
+import torch.nn.functional as F
+
+CONFIG_DEFAULTS = {
+    "n_heads": 0, "d_k": 0, "d_v": 0, "d_ff": 0, "activation": "gelu",
+    "positional": "none", "norm": "none", "norm_eps": 1e-5, "residual": True,
+    "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
+    "tokenizer": {}, "unk_token": "<unk>", "bos_token": None,
+}
+
+# Curly quotes read as straight ones; dashes and the ellipsis are marks too.
+MARKS = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+         "\u2013": "\u2013", "\u2014": "\u2014", "\u2026": "\u2026"}
+SPACES = " \t\n\r\v\f"
+
+
+def tokenize(text, lowercase=True, split_punctuation=True):
+    units = []  # (text, is_punctuation, is_space)
+    for ch in text:
+        if ch in MARKS:
+            units.append((MARKS[ch], True, False))
+            continue
+        if lowercase and ("A" <= ch <= "Z" or ("\u00c0" <= ch <= "\u00de" and ch != "\u00d7")):
+            ch = chr(ord(ch) + 32)
+        units.append((ch, ch in string.punctuation, ch in SPACES))
+
+    def wordish(unit):
+        ch = unit[0]
+        return not unit[1] and not unit[2] and (ord(ch) >= 0x80 or (ch.isascii() and ch.isalnum()))
+
+    tokens, word = [], ""
+    for i, (ch, punct, space) in enumerate(units):
+        joins = (ch in ("'", "-") and 0 < i < len(units) - 1
+                 and wordish(units[i - 1]) and wordish(units[i + 1]))
+        if space:
+            if word:
+                tokens.append(word)
+            word = ""
+        elif split_punctuation and punct and not joins:
+            if word:
+                tokens.append(word)
+            word = ""
+            tokens.append(ch)
+        else:
+            word += ch
+    if word:
+        tokens.append(word)
+    return tokens
+
+
+def read_tensor(t):
+    shape = t["shape"]
+    if "b64" in t:
+        raw = base64.b64decode(t["b64"], validate=True)
+        values = struct.unpack("<%df" % (len(raw) // 4), raw)
+    else:
+        values = []
+
+        def flatten(x):
+            if isinstance(x, list):
+                for y in x:
+                    flatten(y)
+            else:
+                values.append(float(x))
+        flatten(t["data"])
+    # The file holds float32 values; compute with exactly those, in float64.
+    return torch.tensor(values, dtype=torch.float32).to(torch.float64).reshape(shape)
+
+
+class Model:
+    def __init__(self, vocab_path, weights_path):
+        with open(weights_path, encoding="utf-8") as f:
+            root = json.load(f)
+        assert root["format"] == "nextword" and root["version"] == 1
+        self.config = dict(CONFIG_DEFAULTS)
+        self.config.update(root["config"])
+        tok = {"lowercase": True, "split_punctuation": True}
+        tok.update(self.config["tokenizer"])
+        self.config["tokenizer"] = tok
+        self.tensors = {name: read_tensor(t) for name, t in root["tensors"].items()}
+        with open(vocab_path, encoding="utf-8") as f:
+            vocab = json.load(f)
+        if isinstance(vocab, dict):
+            words = [None] * len(vocab)
+            for word, i in vocab.items():
+                words[i] = word
+            vocab = words
+        self.words = vocab
+        self.ids = {w: i for i, w in enumerate(vocab)}
+
+    def encode(self, phrase):
+        c = self.config
+        tokens = tokenize(phrase, c["tokenizer"]["lowercase"], c["tokenizer"]["split_punctuation"])
+        bos = c["bos_token"]
+        if bos:
+            tokens = [bos] + tokens
+        truncated = len(tokens) > c["max_len"]
+        if truncated:
+            tokens = tokens[-c["max_len"]:]
+        unk = self.ids[c["unk_token"]]
+        ids, unknown = [], []
+        for i, t in enumerate(tokens):
+            if bos and i == 0 and not truncated:
+                ids.append(self.ids[bos])
+            elif t in self.ids and t not in (c["unk_token"], bos):
+                ids.append(self.ids[t])
+            else:
+                ids.append(unk)
+                unknown.append(t)
+        return tokens, ids, unknown, truncated
+
+    def norm(self, x, prefix):
+        c = self.config
+        if c["norm"] == "none":
+            return x
+        return F.layer_norm(x, (c["d_model"],), self.tensors[prefix + ".weight"],
+                            self.tensors[prefix + ".bias"], eps=c["norm_eps"])
+
+    def linear(self, x, w, b):
+        y = x @ self.tensors[w]
+        return y + self.tensors[b] if b in self.tensors else y
+
+    def forward(self, ids):
+        """Returns (logits [V], attention [L][h][T][T]) for the last position."""
+        c, W = self.config, self.tensors
+        T, d, h, dk, dv = len(ids), c["d_model"], c["n_heads"], c["d_k"], c["d_v"]
+        X = W["embedding"][torch.tensor(ids)]
+        if c["positional"] == "learned":
+            X = X + W["position"][:T]
+        elif c["positional"] == "sinusoidal":
+            pos = torch.arange(T, dtype=torch.float64)[:, None]
+            even = (torch.arange(d) // 2 * 2).to(torch.float64)[None, :]
+            angle = pos / torch.pow(torch.tensor(10000.0, dtype=torch.float64), even / d)
+            pe = torch.where(torch.arange(d)[None, :] % 2 == 0, torch.sin(angle), torch.cos(angle))
+            X = X + pe
+        s = 1.0 / math.sqrt(dk) if c["scale"] == "sqrt_dk" else 1.0
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        attention = []
+        for l in range(c["n_layers"]):
+            p = "layers.%d." % l
+            U = self.norm(X, p + "norm1")
+            Q = self.linear(U, p + "attn.w_q", p + "attn.b_q")
+            K = self.linear(U, p + "attn.w_k", p + "attn.b_k")
+            V = self.linear(U, p + "attn.w_v", p + "attn.b_v")
+            heads, layer = [], []
+            for i in range(h):
+                S = Q[:, i * dk:(i + 1) * dk] @ K[:, i * dk:(i + 1) * dk].T * s
+                if c["causal"]:
+                    S = S.masked_fill(mask, float("-inf"))
+                A = torch.softmax(S, dim=-1)
+                layer.append(A)
+                heads.append(A @ V[:, i * dv:(i + 1) * dv])
+            attention.append(layer)
+            O = self.linear(torch.cat(heads, dim=1), p + "attn.w_o", p + "attn.b_o")
+            X = X + O if c["residual"] else O
+            if c["d_ff"] > 0:
+                H = self.linear(self.norm(X, p + "norm2"), p + "ffn.w_in", p + "ffn.b_in")
+                H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
+                Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
+                X = X + Fo if c["residual"] else Fo
+        z = self.norm(X[-1], "final_norm")
+        C = W["embedding"] if c["tied_classifier"] else W["classifier"]
+        logits = C @ z
+        if "classifier_bias" in W:
+            logits = logits + W["classifier_bias"]
+        return logits, attention
+
+    def record(self, phrase):
+        tokens, ids, unknown, truncated = self.encode(phrase)
+        logits, attention = self.forward(ids)
+        return {
+            "phrase": phrase, "tokens": tokens, "ids": ids, "unknown": unknown,
+            "truncated": truncated,
+            "attention": [[a.tolist() for a in layer] for layer in attention],
+            "logits": logits.tolist(),
+            "probabilities": torch.softmax(logits, dim=0).tolist(),
+        }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="directory with vocab.json and weights.json")
+    parser.add_argument("--vocab")
+    parser.add_argument("--weights")
+    parser.add_argument("phrase", nargs="*", help="phrase (none: one per line from stdin)")
+    args = parser.parse_args()
+    vocab = args.vocab or args.model + "/vocab.json"
+    weights = args.weights or args.model + "/weights.json"
+    model = Model(vocab, weights)
+    phrases = [" ".join(args.phrase)] if args.phrase else (l.rstrip("\n") for l in sys.stdin)
+    for phrase in phrases:
+        print(json.dumps(model.record(phrase)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

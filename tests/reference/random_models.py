@@ -1,0 +1,155 @@
+"""Random format-v1 models that together exercise every config flag.
+
+Used by make_fixtures.py (committed fixtures) and live_parity.py (fresh
+models compared against the built binary in CI). Standard library only, so
+that writing models needs no torch.
+"""
+import base64
+import json
+import os
+import random
+import struct
+
+WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "and", "ran", "once", "upon",
+         "time", "there", "was", "little", "girl", "Big", "Lily", "don't", "well-known",
+         "café", "Émile", ",", ".", "!", "?", "'", "—"]
+UNKNOWN = ["zebra", "quokka", "Xylophone"]
+FLAGS = {
+    "positional": ["none", "learned", "sinusoidal"],
+    "norm": ["none", "layernorm"],
+    "activation": ["gelu", "relu"],
+    "residual": [True, False],
+    "causal": [True, False],
+    "scale": ["sqrt_dk", "none"],
+    "tied_classifier": [True, False],
+}
+
+
+def f32(x):
+    """x rounded to float32, as the model file stores it."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def tensor_shapes(c):
+    d, V, h = c["d_model"], c["vocab_size"], c["n_heads"]
+    qk, v = h * c["d_k"], h * c["d_v"]
+    shapes = {"embedding": [V, d]}
+    if c["positional"] == "learned":
+        shapes["position"] = [c["max_len"], d]
+    optional = set()
+    for l in range(c["n_layers"]):
+        p = "layers.%d." % l
+        if c["norm"] == "layernorm":
+            shapes[p + "norm1.weight"] = [d]
+            shapes[p + "norm1.bias"] = [d]
+        shapes.update({p + "attn.w_q": [d, qk], p + "attn.w_k": [d, qk],
+                       p + "attn.w_v": [d, v], p + "attn.w_o": [v, d]})
+        for name, shape in (("b_q", [qk]), ("b_k", [qk]), ("b_v", [v]), ("b_o", [d])):
+            shapes[p + "attn." + name] = shape
+            optional.add(p + "attn." + name)
+        if c["d_ff"] > 0:
+            if c["norm"] == "layernorm":
+                shapes[p + "norm2.weight"] = [d]
+                shapes[p + "norm2.bias"] = [d]
+            shapes.update({p + "ffn.w_in": [d, c["d_ff"]], p + "ffn.b_in": [c["d_ff"]],
+                           p + "ffn.w_out": [c["d_ff"], d], p + "ffn.b_out": [d]})
+    if c["norm"] == "layernorm":
+        shapes["final_norm.weight"] = [d]
+        shapes["final_norm.bias"] = [d]
+    if not c["tied_classifier"]:
+        shapes["classifier"] = [V, d]
+    shapes["classifier_bias"] = [V]
+    optional.add("classifier_bias")
+    return shapes, optional
+
+
+def random_model(seed):
+    """(config, tensors {name: (shape, flat values)}, words, phrases) for a seed."""
+    rng = random.Random(seed)
+    n_layers = seed % 4
+    words = ["<unk>"] + rng.sample(WORDS, rng.randint(10, len(WORDS)))
+    c = {
+        "vocab_size": 0, "d_model": rng.choice([4, 6, 8, 12]), "n_layers": n_layers,
+        "n_heads": rng.randint(1, 3), "d_k": rng.randint(2, 6), "d_v": rng.randint(2, 6),
+        "d_ff": rng.choice([0, 0, 5, 8, 16]), "max_len": rng.randint(4, 12),
+        "norm_eps": rng.choice([1e-5, 1e-3, 0.1]),
+        "tokenizer": {"lowercase": rng.random() < 0.7, "split_punctuation": rng.random() < 0.8},
+    }
+    for flag, values in FLAGS.items():
+        c[flag] = rng.choice(values)
+    if rng.random() < 0.3:
+        c["unk_token"] = "[UNK]"
+        words[0] = "[UNK]"
+    if rng.random() < 0.4:
+        c["bos_token"] = "<s>"
+        words.append("<s>")
+    c["vocab_size"] = len(words)
+    shapes, optional = tensor_shapes(c)
+    tensors = {}
+    for name, shape in shapes.items():
+        if name in optional and rng.random() < 0.4:
+            continue
+        n = 1
+        for dim in shape:
+            n *= dim
+        if name.endswith("norm1.weight") or name.endswith("norm2.weight") or name == "final_norm.weight":
+            values = [f32(1.0 + rng.gauss(0, 0.2)) for _ in range(n)]
+        else:
+            values = [f32(rng.gauss(0, 0.6)) for _ in range(n)]
+        tensors[name] = (shape, values)
+
+    known = [w for w in words if w not in ("<unk>", "[UNK]", "<s>")]
+    # A phrase starts with a word that every tokenizer setting keeps as it is.
+    plain = [w for w in known if w.isascii() and w.isalpha() and w.islower()]
+    phrases = []
+    for i in range(5):
+        length = rng.randint(1, c["max_len"] + 4 if i == 4 else c["max_len"])
+        picked = [rng.choice(plain)] + [rng.choice(known + UNKNOWN) for _ in range(length - 1)]
+        if i == 1:
+            picked = picked[:1] + [w.upper() if rng.random() < 0.5 else w for w in picked[1:]]
+        phrase = " ".join(picked)
+        if i == 2:
+            phrase = phrase.replace("'", "\u2019").replace(" ,", ",").replace(" .", ".")
+        phrases.append(phrase)
+    return c, tensors, words, phrases
+
+
+def write_model(directory, seed, config, tensors, words):
+    """Writes vocab.json and weights.json, varying the JSON forms by seed."""
+    rng = random.Random(seed * 7919 + 1)
+    os.makedirs(directory, exist_ok=True)
+    if rng.random() < 0.5:
+        vocab = words
+    else:
+        order = list(range(len(words)))
+        rng.shuffle(order)
+        vocab = {words[i]: i for i in order}
+    with open(os.path.join(directory, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=rng.random() < 0.5)
+    out = {}
+    for name, (shape, values) in tensors.items():
+        style = rng.choice(["flat", "nested", "b64"])
+        if style == "b64":
+            raw = struct.pack("<%df" % len(values), *values)
+            out[name] = {"shape": shape, "dtype": "f32", "b64": base64.b64encode(raw).decode()}
+        elif style == "nested" and len(shape) == 2:
+            cols = shape[1]
+            out[name] = {"shape": shape,
+                         "data": [values[r * cols:(r + 1) * cols] for r in range(shape[0])]}
+        else:
+            out[name] = {"shape": shape, "data": values}
+    root = {"format": "nextword", "version": 1, "config": config, "tensors": out}
+    with open(os.path.join(directory, "weights.json"), "w", encoding="utf-8") as f:
+        json.dump(root, f)
+
+
+def describe(config):
+    c = config
+    parts = ["L%d" % c["n_layers"], "h%d" % c["n_heads"], "dk%d" % c["d_k"], "dv%d" % c["d_v"],
+             "ff%d%s" % (c["d_ff"], c["activation"][0] if c["d_ff"] else ""), c["positional"][:4],
+             c["norm"][:4], "res" if c["residual"] else "nores",
+             "causal" if c["causal"] else "bidir", "s" + c["scale"][:4],
+             "tied" if c["tied_classifier"] else "untied"]
+    if "bos_token" in c:
+        parts.append("bos")
+    return "-".join(parts)

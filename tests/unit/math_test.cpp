@@ -1,0 +1,168 @@
+// Each formula of src/math/layers.h against values worked out by hand.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "math/layers.h"
+
+using namespace nextword;
+
+namespace {
+std::vector<float> softmax(std::vector<float> row) {
+  softmax_forward(row.data(), static_cast<int>(row.size()));
+  return row;
+}
+}  // namespace
+
+TEST_CASE("softmax of close, spread and far-apart scores", "[math]") {
+  // softmax([a, b])[0] = 1 / (1 + e^(b - a))
+  auto p = softmax({1.0f, 1.1f});
+  CHECK(p[0] == Approx(0.4750208));  // 1 / (1 + e^0.1): nearly even
+  CHECK(p[1] == Approx(0.5249792));
+  p = softmax({10.0f, 11.0f});
+  CHECK(p[0] == Approx(0.2689414));  // 1 / (1 + e)
+  CHECK(p[1] == Approx(0.7310586));
+  p = softmax({100.0f, 110.0f});
+  CHECK(p[0] == Approx(4.5397869e-05));  // 1 / (1 + e^10): almost all on one
+  CHECK(p[1] == Approx(0.9999546));
+}
+
+TEST_CASE("softmax stays finite for huge and infinite scores", "[math]") {
+  auto p = softmax({1000.0f, 1010.0f});
+  CHECK(p[0] == Approx(4.5397869e-05));
+  p = softmax({3e38f, 3e38f, -3e38f});
+  CHECK(p[0] == Approx(0.5));
+  CHECK(p[1] == Approx(0.5));
+  CHECK(p[2] == 0.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  p = softmax({-inf, 0.0f, -inf});
+  CHECK(p == std::vector<float>{0.0f, 1.0f, 0.0f});
+  p = softmax({inf, 1.0f, inf});
+  CHECK(p == std::vector<float>{0.5f, 0.0f, 0.5f});
+}
+
+TEST_CASE("attention is a weighted average: softmax(X X^T) X on two words", "[math]") {
+  // X = [[1,0],[1,1]]; X X^T = [[1,1],[1,2]]
+  // A = [[.5,.5],[1/(1+e), e/(1+e)]]; A X = [[1,.5],[1,e/(1+e)]]
+  const std::vector<float> X = {1, 0, 1, 1};
+  std::vector<float> A(4), heads(4);
+  attention_forward(heads.data(), A.data(), X.data(), X.data(), X.data(), 2, 1, 2, 2, 1.0f, false);
+  CHECK(A[0] == Approx(0.5));
+  CHECK(A[1] == Approx(0.5));
+  CHECK(A[2] == Approx(0.2689414));
+  CHECK(A[3] == Approx(0.7310586));
+  CHECK(heads[0] == Approx(1.0));
+  CHECK(heads[1] == Approx(0.5));
+  CHECK(heads[2] == Approx(1.0));
+  CHECK(heads[3] == Approx(0.7310586));
+}
+
+TEST_CASE("causal masking: a word never attends to later words", "[math]") {
+  const std::vector<float> X = {1, 0, 1, 1};
+  std::vector<float> A(4), heads(4);
+  attention_forward(heads.data(), A.data(), X.data(), X.data(), X.data(), 2, 1, 2, 2, 1.0f, true);
+  CHECK(A[0] == 1.0f);  // the first word sees only itself
+  CHECK(A[1] == 0.0f);
+  CHECK(A[2] == Approx(0.2689414));  // the second is as before
+  CHECK(heads[0] == Approx(1.0));
+  CHECK(heads[1] == Approx(0.0));
+}
+
+TEST_CASE("scale multiplies the scores before the softmax", "[math]") {
+  // d_k = 4, scale 1/sqrt(4) = 0.5: scores [[2, 0]] become [[1, 0]].
+  const std::vector<float> Q = {1, 1, 1, 1, 0, 0, 0, 0}, K = {0.5f, 0.5f, 0.5f, 0.5f, 0, 0, 0, 0};
+  const std::vector<float> V = {1, 0};
+  std::vector<float> A(4), heads(2);
+  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 1, 4, 1, 0.5f, false);
+  CHECK(A[0] == Approx(0.7310586));  // softmax([1, 0])
+  CHECK(heads[0] == Approx(0.7310586));
+}
+
+TEST_CASE("two heads with d_k != d_v, concatenated and projected by W_o", "[math]") {
+  // h = 2, d_k = 1, d_v = 2, T = 2, no scale, not causal.
+  const float ln3 = std::log(3.0f), ln4 = std::log(4.0f);
+  const std::vector<float> Q = {0, 1,   // word 0: head 0 query 0, head 1 query 1
+                                1, 1};  // word 1
+  const std::vector<float> K = {0, ln4,   // head 0 keys [0, ln3]; head 1 keys [ln4, 0]
+                                ln3, 0};
+  const std::vector<float> V = {1, 2, 10, 20,   // head 0 values [1,2],[3,4]
+                                3, 4, 30, 40};  // head 1 values [10,20],[30,40]
+  std::vector<float> A(8), heads(8);
+  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 2, 1, 2, 1.0f, false);
+  // head 0: scores [[0,0],[0,ln3]] -> A = [[.5,.5],[.25,.75]]
+  CHECK(A[0] == Approx(0.5));
+  CHECK(A[2] == Approx(0.25));
+  CHECK(A[3] == Approx(0.75));
+  // head 1: scores [[ln4,0],[ln4,0]] -> A = [[.8,.2],[.8,.2]]
+  CHECK(A[4] == Approx(0.8));
+  CHECK(A[7] == Approx(0.2));
+  // concat(head_0, head_1) = [[2,3,14,24],[2.5,3.5,14,24]]
+  const std::vector<float> expected = {2, 3, 14, 24, 2.5f, 3.5f, 14, 24};
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(heads[i] == Approx(expected[i]));
+  // O = concat W_o + b_o with W_o = [[1,0],[0,1],[1,0],[0,-1]], b_o = [1, 0]
+  const std::vector<float> W_o = {1, 0, 0, 1, 1, 0, 0, -1}, b_o = {1, 0};
+  std::vector<float> O(4);
+  matmul_forward(O.data(), heads.data(), W_o.data(), b_o.data(), 2, 4, 2);
+  CHECK(O[0] == Approx(17.0));
+  CHECK(O[1] == Approx(-21.0));
+  CHECK(O[2] == Approx(17.5));
+  CHECK(O[3] == Approx(-20.5));
+}
+
+TEST_CASE("layernorm uses the biased variance and eps", "[math]") {
+  // [1,2,3,4]: mean 2.5, biased variance 1.25 -> (x - 2.5) / sqrt(1.25 + eps)
+  const std::vector<float> x = {1, 2, 3, 4}, w = {1, 1, 2, 1}, b = {0, 0, 0, 1};
+  std::vector<float> y(4);
+  layernorm_forward(y.data(), x.data(), w.data(), b.data(), 1, 4, 0.0f);
+  CHECK(y[0] == Approx(-1.3416408));
+  CHECK(y[1] == Approx(-0.4472136));
+  CHECK(y[2] == Approx(0.8944272));  // weight 2
+  CHECK(y[3] == Approx(2.3416408));  // bias 1
+  layernorm_forward(y.data(), x.data(), w.data(), b.data(), 1, 4, 0.75f);
+  CHECK(y[0] == Approx(-1.5 / std::sqrt(2.0)));  // sqrt(1.25 + 0.75)
+  // A constant row has zero variance: eps keeps it finite.
+  const std::vector<float> flat = {1e30f, 1e30f, 1e30f, 1e30f};
+  layernorm_forward(y.data(), flat.data(), w.data(), b.data(), 1, 4, 1e-5f);
+  CHECK(y[0] == 0.0f);
+  CHECK(y[3] == 1.0f);
+}
+
+TEST_CASE("gelu (tanh approximation) and relu", "[math]") {
+  std::vector<float> x = {1.0f, -1.0f, 0.5f, 3.0f, 0.0f};
+  gelu_forward(x.data(), x.size());
+  CHECK(x[0] == Approx(0.8411920));
+  CHECK(x[1] == Approx(-0.1588080));
+  CHECK(x[2] == Approx(0.3457140));
+  CHECK(x[3] == Approx(2.9963626));
+  CHECK(x[4] == 0.0f);
+  std::vector<float> r = {-2, 0, 3};
+  relu_forward(r.data(), r.size());
+  CHECK(r == std::vector<float>{0, 0, 3});
+}
+
+TEST_CASE("sinusoidal positions", "[math]") {
+  // d = 4: PE[p] = [sin p, cos p, sin(p/100), cos(p/100)]
+  std::vector<float> X(8, 0.0f);
+  sinusoid_forward(X.data(), 2, 4);
+  CHECK(X[0] == 0.0f);
+  CHECK(X[1] == 1.0f);
+  CHECK(X[4] == Approx(std::sin(1.0)));
+  CHECK(X[5] == Approx(std::cos(1.0)));
+  CHECK(X[6] == Approx(std::sin(0.01)));
+  CHECK(X[7] == Approx(std::cos(0.01)));
+}
+
+TEST_CASE("embedding lookup and the classifier", "[math]") {
+  const std::vector<float> E = {0, 0, 1, 2, 3, 4};  // 3 words, d = 2
+  const std::vector<int> ids = {2, 1};
+  std::vector<float> X(4);
+  embedding_forward(X.data(), E.data(), ids.data(), 2, 2);
+  CHECK(X == std::vector<float>{3, 4, 1, 2});
+  // logits = C z + c
+  const std::vector<float> z = {1, -1}, c = {0.5f, 0, 0};
+  std::vector<float> logits(3);
+  matvec_forward(logits.data(), E.data(), z.data(), c.data(), 3, 2);
+  CHECK(logits == std::vector<float>{0.5f, -1, -1});
+}

@@ -1,0 +1,216 @@
+// Loading format-v1 files: the accepted forms, and the one-line errors that
+// name the file and field for each way a file can be wrong.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/base64.h"
+#include "model/error.h"
+#include "model/model_file.h"
+
+using namespace nextword;
+using nlohmann::json;
+
+namespace {
+
+// A valid 1-layer model: V = 3, d = 2, one head with d_k = d_v = 2.
+json small_weights() {
+  auto matrix = [](int rows, int cols) {
+    json data = json::array();
+    for (int i = 0; i < rows * cols; ++i) data.push_back(0.25 * (i % 5) - 0.5);
+    return json{{"shape", {rows, cols}}, {"data", data}};
+  };
+  return {{"format", "nextword"},
+          {"version", 1},
+          {"config",
+           {{"vocab_size", 3}, {"d_model", 2}, {"n_layers", 1}, {"n_heads", 1}, {"d_k", 2},
+            {"d_v", 2}, {"max_len", 4}}},
+          {"tensors",
+           {{"embedding", matrix(3, 2)},
+            {"layers.0.attn.w_q", matrix(2, 2)},
+            {"layers.0.attn.w_k", matrix(2, 2)},
+            {"layers.0.attn.w_v", matrix(2, 2)},
+            {"layers.0.attn.w_o", matrix(2, 2)},
+            {"classifier", matrix(3, 2)}}}};
+}
+
+struct TempModel {
+  std::filesystem::path dir;
+  TempModel() {
+    static int counter = 0;
+    dir = std::filesystem::temp_directory_path() /
+          ("nextword-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(dir);
+  }
+  ~TempModel() { std::filesystem::remove_all(dir); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+  }
+  Model load(const json& weights, const json& vocab = json{"<unk>", "a", "b"}) const {
+    write("weights.json", weights.dump());
+    write("vocab.json", vocab.dump());
+    return load_model(ModelPaths::in_directory(dir.string()));
+  }
+};
+
+// The message the load fails with; fails the test if it loads.
+std::string load_error(const json& weights, const json& vocab = json{"<unk>", "a", "b"}) {
+  TempModel m;
+  try {
+    m.load(weights, vocab);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kModel);
+    return e.what();
+  }
+  FAIL("the model loaded");
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a valid model loads, in every accepted form", "[model]") {
+  TempModel m;
+  const Model plain = m.load(small_weights());
+  CHECK(plain.weights.parameter_count() == 3 * 2 + 4 * 4 + 3 * 2);
+  CHECK(plain.unk_id == 0);
+  CHECK(plain.bos_id == -1);
+  CHECK(plain.config.causal);
+  CHECK(plain.config.scale == Scale::kSqrtDk);
+  CHECK(plain.config.activation == Activation::kGelu);
+
+  // Nested data, b64 data and an object vocabulary read the same numbers.
+  json w = small_weights();
+  w["tensors"]["embedding"]["data"] = {{-0.5, -0.25}, {0.0, 0.25}, {0.5, -0.5}};
+  const float floats[] = {-0.5f, -0.25f, 0.0f, 0.25f, 0.5f, -0.5f};
+  w["tensors"]["classifier"] = {
+      {"shape", {3, 2}},
+      {"dtype", "f32"},
+      {"b64", base64_encode(std::string(reinterpret_cast<const char*>(floats), sizeof floats))}};
+  const Model other = m.load(w, json{{"b", 2}, {"<unk>", 0}, {"a", 1}});
+  for (int i = 0; i < 6; ++i) {
+    CHECK(other.weights.embedding[i] == plain.weights.embedding[i]);
+    CHECK(other.weights.classifier[i] == plain.weights.classifier[i]);
+  }
+  CHECK(other.vocab.word(2) == "b");
+}
+
+TEST_CASE("base64 round trip and rejects", "[model]") {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+    CHECK(base64_decode(base64_encode(s)) == s);
+  }
+  CHECK(base64_encode("abc") == "YWJj");
+  CHECK(base64_encode("ab") == "YWI=");
+  CHECK_FALSE(base64_decode("YWI"));    // length
+  CHECK_FALSE(base64_decode("YW=I"));   // padding inside
+  CHECK_FALSE(base64_decode("Y!Jj"));   // alphabet
+  CHECK_FALSE(base64_decode("===="));
+}
+
+TEST_CASE("errors name the file and the field", "[model]") {
+  json w = small_weights();
+  w["tensors"]["layers.0.attn.w_q"]["shape"] = {2, 3};
+  CHECK_THAT(load_error(w), Catch::Contains("weights.json: tensors.layers.0.attn.w_q: shape [2,3], "
+                                            "config needs [2,2]"));
+
+  w = small_weights();
+  w["tensors"]["layers.0.attn.w_q"]["data"] = {1, 2, 3};
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.layers.0.attn.w_q.data: has 3 numbers"));
+
+  w = small_weights();
+  w["tensors"]["layers.0.attn.w_q"]["data"][2] = "x";
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.layers.0.attn.w_q.data[2]: must be a number"));
+
+  w = small_weights();
+  w["tensors"]["embedding"]["data"] = {{1, 2}, {3}, {4, 5}};
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.embedding.data[1]: must be an array of 2"));
+
+  w = small_weights();
+  w["tensors"]["embedding"]["data"][0] = 1e39;
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.embedding.data[0]: value 1e+39 is not a finite"));
+
+  w = small_weights();
+  w["tensors"].erase("layers.0.attn.w_o");
+  CHECK_THAT(load_error(w),
+             Catch::Contains("tensors.layers.0.attn.w_o: missing (config needs shape [2,2])"));
+
+  w = small_weights();
+  w["tensors"]["layers.0.attn.wq"] = w["tensors"]["layers.0.attn.w_q"];
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.layers.0.attn.wq: unknown tensor for this "
+                                            "config (did you mean \"layers.0.attn.w_q\"?)"));
+
+  w = small_weights();
+  w["tensors"]["classifier"] = {{"shape", {3, 2}}, {"dtype", "f32"}, {"b64", "AAAA"}};
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.classifier.b64: decodes to 3 bytes"));
+  w["tensors"]["classifier"]["b64"] = "not base64!";
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.classifier.b64: is not valid base64"));
+  w["tensors"]["classifier"]["dtype"] = "f16";
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.classifier.dtype: must be \"f32\""));
+
+  w = small_weights();
+  w["config"]["d_model"] = 0;
+  CHECK_THAT(load_error(w), Catch::Contains("config.d_model: must be between 1 and"));
+  w["config"]["d_model"] = 1000000000000;
+  CHECK_THAT(load_error(w), Catch::Contains("config.d_model: must be between 1 and"));
+  w["config"]["d_model"] = 2.5;
+  CHECK_THAT(load_error(w), Catch::Contains("config.d_model: must be an integer"));
+  w["config"].erase("d_model");
+  CHECK_THAT(load_error(w), Catch::Contains("config.d_model: missing"));
+
+  w = small_weights();
+  w["config"]["dropout"] = 0.1;
+  CHECK_THAT(load_error(w), Catch::Contains("config.dropout: unknown config field"));
+  w = small_weights();
+  w["config"]["norm"] = "rmsnorm";
+  CHECK_THAT(load_error(w), Catch::Contains("config.norm: must be one of \"none\", \"layernorm\""));
+  w = small_weights();
+  w["config"]["tokenizer"] = {{"lowercase", "yes"}};
+  CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.lowercase: must be true or false"));
+
+  w = small_weights();
+  w["version"] = 2;
+  CHECK_THAT(load_error(w), Catch::Contains("weights.json: version: unsupported version 2"));
+  w = small_weights();
+  w["format"] = "gguf";
+  CHECK_THAT(load_error(w), Catch::Contains("weights.json: format: must be \"nextword\""));
+}
+
+TEST_CASE("vocabulary errors", "[model]") {
+  const json w = small_weights();
+  CHECK_THAT(load_error(w, {"<unk>", "a"}),
+             Catch::Contains("vocab.json: has 2 words, ") && Catch::Contains("vocab_size is 3"));
+  CHECK_THAT(load_error(w, {"<unk>", "a", "a"}),
+             Catch::Contains("vocab.json: [2]: duplicate word \"a\" (also id 1)"));
+  CHECK_THAT(load_error(w, {"<unk>", "a", 3}), Catch::Contains("vocab.json: [2]: must be a string"));
+  CHECK_THAT(load_error(w, {"x", "a", "b"}), Catch::Contains("has no entry for unk_token \"<unk>\""));
+  CHECK_THAT(load_error(w, {{"<unk>", 0}, {"a", 1}, {"b", 3}}),
+             Catch::Contains("vocab.json: b: id must be an integer from 0 to 2, got 3"));
+  CHECK_THAT(load_error(w, {{"<unk>", 0}, {"a", 1}, {"b", 1}}),
+             Catch::Contains("id 1 is also used by"));
+  json with_bos = w;
+  with_bos["config"]["bos_token"] = "<s>";
+  CHECK_THAT(load_error(with_bos), Catch::Contains("has no entry for bos_token \"<s>\""));
+}
+
+TEST_CASE("files that are not JSON, empty or missing", "[model]") {
+  TempModel m;
+  m.write("vocab.json", "[\"<unk>\", \"a\", \"b\"]");
+  const std::string text = small_weights().dump();
+  for (const size_t cut : {size_t{0}, size_t{1}, text.size() / 2, text.size() - 1}) {
+    m.write("weights.json", text.substr(0, cut));
+    try {
+      load_model(ModelPaths::in_directory(m.dir.string()));
+      FAIL("loaded a truncated file");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::kModel);
+      CHECK_THAT(e.what(), Catch::Contains("weights.json: ") &&
+                               (Catch::Contains("not valid JSON") || Catch::Contains("empty")));
+    }
+  }
+  std::filesystem::create_directory(m.dir / "dir");
+  CHECK_THROWS_WITH(load_model({(m.dir / "vocab.json").string(), (m.dir / "dir").string()}),
+                    Catch::Contains("is a directory"));
+  CHECK_THROWS_WITH(load_model(ModelPaths::in_directory((m.dir / "absent").string())),
+                    Catch::Contains("weights.json: cannot open: No such file or directory"));
+}
