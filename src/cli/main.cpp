@@ -147,6 +147,17 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
+  auto is_command = [&app](const std::string& name) {
+    for (const CLI::App* command : app.get_subcommands({})) {
+      if (command->check_name(name)) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::fprintf(stderr, "nextword: unknown command '%s' (commands: predict, attention, info; see "
+                 "nextword --help)\n", argv[1]);
+    return static_cast<int>(ExitCode::kUsage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

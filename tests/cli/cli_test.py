@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the nextword binary: records, streams and exit codes.
+
+    python3 tests/cli/cli_test.py build/nextword data
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+NEXTWORD = DATA = None
+USAGE, MODEL, INPUT, IO = 2, 3, 4, 5
+
+
+def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
+    merged = dict(os.environ)
+    merged.pop("NEXTWORD_MODEL", None)
+    merged.update(env or {})
+    return subprocess.run([NEXTWORD, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env=merged, check=False)
+
+
+class Predict(unittest.TestCase):
+    def setUp(self):
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+
+    def test_text_record(self):
+        r = run("predict", "--model", self.fruit, "banana", "apple")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        self.assertEqual(r.stdout, "pie 0.7494  store 0.1014  apple 0.0373  banana 0.0373  "
+                                   "phone 0.0373\n")
+
+    def test_json_record(self):
+        r = run("predict", "-m", self.fruit, "-f", "json", "-k", "2", "Phone apple")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        record = json.loads(r.stdout)
+        self.assertEqual(list(record), ["phrase", "tokens", "ids", "unknown", "truncated",
+                                        "predictions"])
+        self.assertEqual(record["tokens"], ["phone", "apple"])
+        self.assertEqual(record["ids"], [3, 1])
+        self.assertEqual([p["word"] for p in record["predictions"]], ["store", "pie"])
+        self.assertAlmostEqual(record["predictions"][0]["probability"], 0.7493536, places=6)
+        self.assertEqual(record["predictions"][0]["logit"], 3.0)
+
+    def test_tsv_record(self):
+        r = run("predict", "-m", self.fruit, "-f", "tsv", "-k", "2", "banana apple")
+        self.assertEqual(r.stdout, "pie\t0.749354\tstore\t0.101414\n")
+
+    def test_unknown_words_and_truncation(self):
+        phrase = "kiwi " + "banana " * 8 + "apple"
+        r = run("predict", "-m", self.fruit, "-f", "json", phrase)
+        record = json.loads(r.stdout)
+        self.assertTrue(record["truncated"])
+        self.assertEqual(len(record["tokens"]), 8)  # max_len
+        self.assertEqual(record["unknown"], [])  # kiwi was cut off
+        r = run("predict", "-m", self.fruit, "kiwi apple")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("not in the vocabulary: kiwi", r.stderr)
+        self.assertEqual(run("predict", "-q", "-m", self.fruit, "kiwi apple").stderr, "")
+        record = json.loads(run("predict", "-m", self.fruit, "-f", "json", "kiwi apple").stdout)
+        self.assertEqual(record["unknown"], ["kiwi"])
+        self.assertEqual(record["ids"], [0, 1])
+
+    def test_special_tokens_never_predicted(self):
+        r = run("predict", "-m", self.fruit, "-f", "json", "-k", "100", "apple")
+        words = [p["word"] for p in json.loads(r.stdout)["predictions"]]
+        self.assertEqual(sorted(words), ["apple", "banana", "phone", "pie", "store"])
+        total = sum(p["probability"] for p in json.loads(r.stdout)["predictions"])
+        self.assertLess(total, 1.0)  # <unk> keeps its share of the distribution
+
+    def test_default_model_from_environment(self):
+        r = run("predict", "banana apple", env={"NEXTWORD_MODEL": self.fruit})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("pie "))
+
+
+class Attention(unittest.TestCase):
+    def test_attention_json(self):
+        fruit = os.path.join(DATA, "examples", "fruit")
+        r = run("attention", "-m", fruit, "banana apple")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        record = json.loads(r.stdout)
+        self.assertEqual(record["tokens"], ["banana", "apple"])
+        self.assertEqual(record["attention"], [[[[1.0, 0.0], [0.5, 0.5]]]])
+        self.assertEqual(record["predictions"][0]["word"], "pie")
+
+    def test_attention_nesting_is_layer_head_query_key(self):
+        model = os.path.join(os.path.dirname(__file__), "..", "fixtures", "parity")
+        name = next(d for d in sorted(os.listdir(model)) if d.startswith("31-"))  # 3 layers, 3 heads
+        r = run("attention", "-m", os.path.join(model, name), "the cat sat on the mat")
+        record = json.loads(r.stdout)
+        T = len(record["tokens"])
+        self.assertEqual(len(record["attention"]), 3)
+        for layer in record["attention"]:
+            self.assertEqual(len(layer), 3)
+            for head in layer:
+                self.assertEqual(len(head), T)
+                for q, row in enumerate(head):
+                    self.assertEqual(len(row), T)
+                    self.assertAlmostEqual(sum(row), 1.0, places=5)
+                    self.assertTrue(all(x == 0.0 for x in row[q + 1:]))  # causal
+
+
+class Streams(unittest.TestCase):
+    def setUp(self):
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+
+    def test_thousand_lines_thousand_records_in_order(self):
+        phrases = ["banana apple" if i % 3 else "phone apple" for i in range(1000)]
+        r = run("predict", "-m", self.fruit, "-f", "json", stdin="\n".join(phrases) + "\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        records = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(len(records), 1000)
+        for phrase, record in zip(phrases, records):
+            self.assertEqual(record["phrase"], phrase)
+            self.assertEqual(record["predictions"][0]["word"],
+                             "pie" if phrase.startswith("banana") else "store")
+
+    def test_bad_line_gets_an_error_record_and_the_rest_flows(self):
+        stdin = "banana apple\nzzz\n\nphone apple\r\n"
+        r = run("predict", "-m", self.fruit, "-f", "json", stdin=stdin)
+        self.assertEqual(r.returncode, INPUT)
+        records = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(len(records), 4)
+        self.assertEqual(records[1]["error"], "no word of the phrase is in the vocabulary: zzz")
+        self.assertEqual(records[1]["exit_code"], INPUT)
+        self.assertEqual(records[2]["error"], "the phrase has no words")
+        self.assertEqual(records[3]["phrase"], "phone apple")
+        self.assertEqual(r.stderr.splitlines(), [
+            "nextword: <stdin>:2: no word of the phrase is in the vocabulary: zzz",
+            "nextword: <stdin>:3: the phrase has no words"])
+        # Text and TSV keep one line per input line: an empty line for an error.
+        r = run("predict", "-m", self.fruit, "-f", "tsv", "-k", "1", stdin=stdin)
+        self.assertEqual(r.stdout, "pie\t0.749354\n\n\nstore\t0.749354\n")
+
+    def test_interactive_answers_each_line_at_once(self):
+        p = subprocess.Popen([NEXTWORD, "predict", "-m", self.fruit, "-k", "1"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            for phrase, word in (("banana apple", "pie"), ("phone apple", "store")):
+                p.stdin.write(phrase + "\n")
+                p.stdin.flush()
+                self.assertTrue(p.stdout.readline().startswith(word))  # before stdin closes
+        finally:
+            p.stdin.close()
+            p.wait(timeout=10)
+            p.stdout.close()
+        self.assertEqual(p.returncode, 0)
+
+    def test_attention_from_stdin(self):
+        r = run("attention", "-m", self.fruit, stdin="banana apple\nphone apple\n")
+        self.assertEqual([json.loads(l)["tokens"][0] for l in r.stdout.splitlines()],
+                         ["banana", "phone"])
+
+
+class Errors(unittest.TestCase):
+    """Each error: one line on stderr naming file and field, nothing on stdout, its code."""
+
+    def setUp(self):
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+        self.tmp = tempfile.mkdtemp(prefix="nextword-cli-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def broken_model(self, edit):
+        with open(os.path.join(self.fruit, "weights.json"), encoding="utf-8") as f:
+            weights = json.load(f)
+        edit(weights)
+        shutil.copy(os.path.join(self.fruit, "vocab.json"), self.tmp)
+        with open(os.path.join(self.tmp, "weights.json"), "w", encoding="utf-8") as f:
+            json.dump(weights, f)
+        return self.tmp
+
+    def assert_error(self, result, code, message):
+        self.assertEqual(result.returncode, code, result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn(message, result.stderr)
+        self.assertTrue(result.stderr.startswith("nextword: "))
+
+    def test_usage(self):
+        self.assert_error(run("predict", "--bogus", "x"), USAGE, "--bogus")
+        self.assert_error(run("predict", "-k", "0", "x"), USAGE, "--top-k")
+        self.assert_error(run("predict", "-f", "xml", "x"), USAGE, "--format")
+        self.assert_error(run("predict", "--vocab", "v.json", "x"), USAGE, "--weights")
+        self.assert_error(run("predict", "-m", "d", "--vocab", "v", "--weights", "w", "x"), USAGE,
+                          "--model")
+        self.assert_error(run(), USAGE, "subcommand")
+        self.assert_error(run("frobnicate"), USAGE, "frobnicate")
+
+    def test_model_files(self):
+        self.assert_error(run("predict", "-m", os.path.join(self.tmp, "none"), "x"), MODEL,
+                          "weights.json: cannot open")
+        path = self.broken_model(lambda w: w["tensors"]["layers.0.attn.w_q"].update(shape=[2, 3]))
+        self.assert_error(run("predict", "-m", path, "apple"), MODEL,
+                          "weights.json: tensors.layers.0.attn.w_q: shape [2,3], config needs [2,2]")
+        path = self.broken_model(lambda w: w["config"].update(n_heads=-1))
+        self.assert_error(run("info", "-m", path), MODEL, "weights.json: config.n_heads: must be")
+        with open(os.path.join(self.tmp, "weights.json"), "w", encoding="utf-8") as f:
+            f.write('{"format": "nextword", "version": 1, "config": {')
+        self.assert_error(run("predict", "-m", self.tmp, "apple"), MODEL, "not valid JSON")
+        self.assert_error(
+            run("predict", "--vocab", os.path.join(self.fruit, "vocab.json"), "--weights",
+                self.tmp, "apple"), MODEL, "is a directory")
+        self.assert_error(run("predict", "x", env={"NEXTWORD_MODEL": self.tmp + "/none"}), MODEL,
+                          "cannot open")
+
+    def test_input(self):
+        self.assert_error(run("predict", "-m", self.fruit, "zzz qqq"), INPUT,
+                          "no word of the phrase is in the vocabulary: zzz qqq")
+        self.assert_error(run("predict", "-m", self.fruit, "   "), INPUT, "the phrase has no words")
+
+    def test_io(self):
+        with open(os.devnull, "r", encoding="utf-8") as read_only:
+            r = run("predict", "-m", self.fruit, "apple", stdout=read_only)
+        self.assertEqual(r.returncode, IO)
+        self.assertIn("cannot write to standard output", r.stderr)
+
+
+class Info(unittest.TestCase):
+    def test_info(self):
+        fruit = os.path.join(DATA, "examples", "fruit")
+        r = run("info", "-m", fruit, "-f", "json")
+        info = json.loads(r.stdout)
+        self.assertEqual(info["parameters"], 6 * 2 + 4 * 4 + 6 * 2)
+        self.assertEqual(info["vocab_size"], 6)
+        self.assertEqual(info["config"]["residual"], False)
+        self.assertEqual(info["weights_bytes"], os.path.getsize(os.path.join(fruit, "weights.json")))
+        text = run("info", "-m", fruit).stdout
+        self.assertIn("parameters", text)
+        self.assertIn("layers.0.attn.w_q", text)
+
+    def test_help_and_version(self):
+        for command in ([], ["predict"], ["attention"], ["info"]):
+            r = run(*command, "--help")
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("Usage:", r.stdout)
+        self.assertIn("Exit codes", run("--help").stdout)
+        r = run("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^nextword \d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
