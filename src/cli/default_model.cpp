@@ -14,7 +14,8 @@ std::string default_model_dir() {
   }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path installed = exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR / "default";
+  const fs::path installed =
+      exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR / "default";
   const fs::path source = fs::path(NEXTWORD_SOURCE_DATA_DIR) / "default";
   std::string looked;
   // Only an installed binary (<prefix>/bin/nextword) has an installed model.

@@ -2,7 +2,6 @@
 // the model through the engine and writes records; all the math is in the
 // engine library (src/math, src/model, src/text, src/predict).
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -64,7 +63,9 @@ struct PhraseCommand {
   int run() const {
     const Model m = model.load();
     Predictor predictor(m);
-    const Format f = format == "json" ? Format::kJson : format == "tsv" ? Format::kTsv : Format::kText;
+    const Format f = format == "json"  ? Format::kJson
+                     : format == "tsv" ? Format::kTsv
+                                       : Format::kText;
     auto predict_one = [&](const std::string& phrase, const std::string& where) {
       Prediction p = predictor.predict(phrase, top_k, attention);
       if (p.input.truncated) {
@@ -106,9 +107,10 @@ struct PhraseCommand {
 };
 
 int run(int argc, char** argv) {
-  CLI::App app{"nextword: predict the next word of a phrase with a small attention model.\n"
-               "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model file, 4 input phrase, 5 I/O.",
-               "nextword"};
+  CLI::App app{
+      "nextword: predict the next word of a phrase with a small attention model.\n"
+      "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model file, 4 input phrase, 5 I/O.",
+      "nextword"};
   app.set_version_flag("--version", std::string("nextword ") + NEXTWORD_VERSION);
   app.require_subcommand(1);
 
@@ -154,8 +156,10 @@ int run(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "nextword: unknown command '%s' (commands: predict, attention, info; see "
-                 "nextword --help)\n", argv[1]);
+    std::fprintf(stderr,
+                 "nextword: unknown command '%s' (commands: predict, attention, info; see "
+                 "nextword --help)\n",
+                 argv[1]);
     return static_cast<int>(ExitCode::kUsage);
   }
   try {

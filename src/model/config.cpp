@@ -1,9 +1,8 @@
 #include "model/config.h"
 
 #include <cmath>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/error.h"
 
@@ -46,14 +45,13 @@ class ConfigReader {
                                     static_cast<int64_t>(value->get<uint64_t>()) >= min
                               : value->get<int64_t>() >= min && value->get<int64_t>() <= max;
     if (!in_range) {
-      throw error(key, "must be between " + std::to_string(min) + " and " +
-                           std::to_string(max) + ", got " + value->dump());
+      throw error(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                           ", got " + value->dump());
     }
     return static_cast<int>(value->get<int64_t>());
   }
 
-  bool boolean(const json& object, const std::string& path, const std::string& key,
-               bool fallback) {
+  bool boolean(const json& object, const std::string& path, const std::string& key, bool fallback) {
     auto it = object.find(key);
     if (it == object.end()) return fallback;
     if (!it->is_boolean()) throw error(path, "must be true or false, got " + it->dump());
@@ -173,25 +171,25 @@ const char* to_string(Scale s) { return s == Scale::kNone ? "none" : "sqrt_dk"; 
 
 nlohmann::ordered_json config_to_json(const Config& c) {
   nlohmann::ordered_json j = {{"vocab_size", c.vocab_size},
-            {"d_model", c.d_model},
-            {"n_layers", c.n_layers},
-            {"n_heads", c.n_heads},
-            {"d_k", c.d_k},
-            {"d_v", c.d_v},
-            {"d_ff", c.d_ff},
-            {"activation", to_string(c.activation)},
-            {"max_len", c.max_len},
-            {"positional", to_string(c.positional)},
-            {"norm", to_string(c.norm)},
-            {"norm_eps", c.norm_eps},
-            {"residual", c.residual},
-            {"causal", c.causal},
-            {"scale", to_string(c.scale)},
-            {"tied_classifier", c.tied_classifier},
-            {"tokenizer",
-             {{"lowercase", c.tokenizer.lowercase},
-              {"split_punctuation", c.tokenizer.split_punctuation}}},
-            {"unk_token", c.unk_token}};
+                              {"d_model", c.d_model},
+                              {"n_layers", c.n_layers},
+                              {"n_heads", c.n_heads},
+                              {"d_k", c.d_k},
+                              {"d_v", c.d_v},
+                              {"d_ff", c.d_ff},
+                              {"activation", to_string(c.activation)},
+                              {"max_len", c.max_len},
+                              {"positional", to_string(c.positional)},
+                              {"norm", to_string(c.norm)},
+                              {"norm_eps", c.norm_eps},
+                              {"residual", c.residual},
+                              {"causal", c.causal},
+                              {"scale", to_string(c.scale)},
+                              {"tied_classifier", c.tied_classifier},
+                              {"tokenizer",
+                               {{"lowercase", c.tokenizer.lowercase},
+                                {"split_punctuation", c.tokenizer.split_punctuation}}},
+                              {"unk_token", c.unk_token}};
   if (c.has_bos()) j["bos_token"] = c.bos_token;
   return j;
 }

@@ -5,9 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace nextword {
 
@@ -26,8 +25,8 @@ struct Config {
   int d_model = 0;
   int n_layers = 0;
   int n_heads = 0;
-  int d_k = 0;  // per head
-  int d_v = 0;  // per head
+  int d_k = 0;   // per head
+  int d_v = 0;   // per head
   int d_ff = 0;  // 0: no feedforward block
   Activation activation = Activation::kGelu;
   int max_len = 0;

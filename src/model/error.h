@@ -20,8 +20,7 @@ enum class ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ExitCode code() const { return code_; }
 
  private:

@@ -9,9 +9,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "model/base64.h"
 #include "model/error.h"
@@ -44,8 +43,8 @@ json parse_json(const std::string& text, const std::string& file) {
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
     std::string what = e.what();
     if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
-    throw model_error(file, "", "not valid JSON: " + what + " (byte " + std::to_string(e.byte) +
-                                    ")");
+    throw model_error(file, "",
+                      "not valid JSON: " + what + " (byte " + std::to_string(e.byte) + ")");
   }
 }
 
@@ -118,7 +117,8 @@ class TensorReader {
       valid = valid && dim.is_number_integer() && dim.get<int64_t>() >= 0;
       if (valid) shape.push_back(dim.get<int64_t>());
     }
-    if (!valid) throw error(".shape", "must be an array of non-negative integers, got " + it->dump());
+    if (!valid)
+      throw error(".shape", "must be an array of non-negative integers, got " + it->dump());
     if (shape != spec_.shape) {
       throw error("", "shape " + shape_text(shape) + ", config needs " + shape_text(spec_.shape));
     }
@@ -289,8 +289,9 @@ Model load_model(const ModelPaths& paths) {
   const int unk = special_id(vocab, config.unk_token, paths.vocab, wf, "unk_token");
   const int bos =
       config.has_bos() ? special_id(vocab, config.bos_token, paths.vocab, wf, "bos_token") : -1;
-  return Model{paths,          vocab_bytes,        weights_bytes, std::move(config),
-               std::move(vocab), std::move(weights), unk,           bos};
+  return Model{
+      paths, vocab_bytes, weights_bytes, std::move(config), std::move(vocab), std::move(weights),
+      unk,   bos};
 }
 
 }  // namespace nextword

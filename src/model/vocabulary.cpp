@@ -12,9 +12,9 @@ Vocabulary::Vocabulary(std::vector<std::string> words, const std::string& file)
   for (size_t i = 0; i < words_.size(); ++i) {
     auto [it, inserted] = ids_.emplace(words_[i], static_cast<int>(i));
     if (!inserted) {
-      throw model_error(file, "[" + std::to_string(i) + "]",
-                        "duplicate word \"" + words_[i] + "\" (also id " +
-                            std::to_string(it->second) + ")");
+      throw model_error(
+          file, "[" + std::to_string(i) + "]",
+          "duplicate word \"" + words_[i] + "\" (also id " + std::to_string(it->second) + ")");
     }
   }
 }
@@ -43,8 +43,8 @@ Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string&
       }
       const auto slot = id.get<size_t>();
       if (assigned[slot]) {
-        throw model_error(file, word,
-                          "id " + std::to_string(slot) + " is also used by \"" + words[slot] + "\"");
+        throw model_error(
+            file, word, "id " + std::to_string(slot) + " is also used by \"" + words[slot] + "\"");
       }
       assigned[slot] = true;
       words[slot] = word;

@@ -1,12 +1,11 @@
 // The vocabulary: token id <-> word, read from vocab.json (format v1).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace nextword {
 

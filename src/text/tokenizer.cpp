@@ -28,13 +28,13 @@ struct Replacement {
 // Multi-byte UTF-8 marks the tokenizer knows. Curly quotes become straight
 // ones so that "don’t" and "don't" are the same word.
 constexpr std::array<Replacement, 7> kUnicodeMarks = {{
-    {"\xE2\x80\x98", "'", true},              // U+2018 left single quote
-    {"\xE2\x80\x99", "'", true},              // U+2019 right single quote / apostrophe
-    {"\xE2\x80\x9C", "\"", true},             // U+201C left double quote
-    {"\xE2\x80\x9D", "\"", true},             // U+201D right double quote
-    {"\xE2\x80\x93", "\xE2\x80\x93", true},   // U+2013 en dash
-    {"\xE2\x80\x94", "\xE2\x80\x94", true},   // U+2014 em dash
-    {"\xE2\x80\xA6", "\xE2\x80\xA6", true},   // U+2026 ellipsis
+    {"\xE2\x80\x98", "'", true},             // U+2018 left single quote
+    {"\xE2\x80\x99", "'", true},             // U+2019 right single quote / apostrophe
+    {"\xE2\x80\x9C", "\"", true},            // U+201C left double quote
+    {"\xE2\x80\x9D", "\"", true},            // U+201D right double quote
+    {"\xE2\x80\x93", "\xE2\x80\x93", true},  // U+2013 en dash
+    {"\xE2\x80\x94", "\xE2\x80\x94", true},  // U+2014 em dash
+    {"\xE2\x80\xA6", "\xE2\x80\xA6", true},  // U+2026 ellipsis
 }};
 
 // One character of the input after normalization.
@@ -63,7 +63,8 @@ std::vector<Unit> normalize(std::string_view text, bool lowercase) {
     // sign) are C3 80..C3 9E in UTF-8; their small letters are 0x20 higher.
     if (lowercase && c == 0xC3 && i + 1 < text.size()) {
       auto next = static_cast<unsigned char>(text[i + 1]);
-      if (next >= 0x80 && next <= 0x9E && next != 0x97) next = static_cast<unsigned char>(next + 0x20);
+      if (next >= 0x80 && next <= 0x9E && next != 0x97)
+        next = static_cast<unsigned char>(next + 0x20);
       units.push_back({std::string{static_cast<char>(c), static_cast<char>(next)}, false, false});
       i += 2;
       continue;

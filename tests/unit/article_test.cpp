@@ -3,7 +3,6 @@
 // identity projections make one layer compute softmax(X X^T) X, so "banana"
 // pulls "apple" toward fruit and "phone" pulls it toward tech.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "model/model_file.h"

@@ -1,6 +1,5 @@
 // Each formula of src/math/layers.h against values worked out by hand.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -83,9 +82,9 @@ TEST_CASE("scale multiplies the scores before the softmax", "[math]") {
 TEST_CASE("two heads with d_k != d_v, concatenated and projected by W_o", "[math]") {
   // h = 2, d_k = 1, d_v = 2, T = 2, no scale, not causal.
   const float ln3 = std::log(3.0f), ln4 = std::log(4.0f);
-  const std::vector<float> Q = {0, 1,   // word 0: head 0 query 0, head 1 query 1
-                                1, 1};  // word 1
-  const std::vector<float> K = {0, ln4,   // head 0 keys [0, ln3]; head 1 keys [ln4, 0]
+  const std::vector<float> Q = {0, 1,    // word 0: head 0 query 0, head 1 query 1
+                                1, 1};   // word 1
+  const std::vector<float> K = {0, ln4,  // head 0 keys [0, ln3]; head 1 keys [ln4, 0]
                                 ln3, 0};
   const std::vector<float> V = {1, 2, 10, 20,   // head 0 values [1,2],[3,4]
                                 3, 4, 30, 40};  // head 1 values [10,20],[30,40]

@@ -1,14 +1,14 @@
 // Loading format-v1 files: the accepted forms, and the one-line errors that
 // name the file and field for each way a file can be wrong.
-#include <catch2/catch.hpp>
+#include "model/model_file.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/base64.h"
 #include "model/error.h"
-#include "model/model_file.h"
 
 using namespace nextword;
 using nlohmann::json;
@@ -25,8 +25,13 @@ json small_weights() {
   return {{"format", "nextword"},
           {"version", 1},
           {"config",
-           {{"vocab_size", 3}, {"d_model", 2}, {"n_layers", 1}, {"n_heads", 1}, {"d_k", 2},
-            {"d_v", 2}, {"max_len", 4}}},
+           {{"vocab_size", 3},
+            {"d_model", 2},
+            {"n_layers", 1},
+            {"n_heads", 1},
+            {"d_k", 2},
+            {"d_v", 2},
+            {"max_len", 4}}},
           {"tensors",
            {{"embedding", matrix(3, 2)},
             {"layers.0.attn.w_q", matrix(2, 2)},
@@ -97,14 +102,15 @@ TEST_CASE("a valid model loads, in every accepted form", "[model]") {
 }
 
 TEST_CASE("base64 round trip and rejects", "[model]") {
-  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
     CHECK(base64_decode(base64_encode(s)) == s);
   }
   CHECK(base64_encode("abc") == "YWJj");
   CHECK(base64_encode("ab") == "YWI=");
-  CHECK_FALSE(base64_decode("YWI"));    // length
-  CHECK_FALSE(base64_decode("YW=I"));   // padding inside
-  CHECK_FALSE(base64_decode("Y!Jj"));   // alphabet
+  CHECK_FALSE(base64_decode("YWI"));   // length
+  CHECK_FALSE(base64_decode("YW=I"));  // padding inside
+  CHECK_FALSE(base64_decode("Y!Jj"));  // alphabet
   CHECK_FALSE(base64_decode("===="));
 }
 
@@ -128,7 +134,8 @@ TEST_CASE("errors name the file and the field", "[model]") {
 
   w = small_weights();
   w["tensors"]["embedding"]["data"][0] = 1e39;
-  CHECK_THAT(load_error(w), Catch::Contains("tensors.embedding.data[0]: value 1e+39 is not a finite"));
+  CHECK_THAT(load_error(w),
+             Catch::Contains("tensors.embedding.data[0]: value 1e+39 is not a finite"));
 
   w = small_weights();
   w["tensors"].erase("layers.0.attn.w_o");
@@ -182,8 +189,10 @@ TEST_CASE("vocabulary errors", "[model]") {
              Catch::Contains("vocab.json: has 2 words, ") && Catch::Contains("vocab_size is 3"));
   CHECK_THAT(load_error(w, {"<unk>", "a", "a"}),
              Catch::Contains("vocab.json: [2]: duplicate word \"a\" (also id 1)"));
-  CHECK_THAT(load_error(w, {"<unk>", "a", 3}), Catch::Contains("vocab.json: [2]: must be a string"));
-  CHECK_THAT(load_error(w, {"x", "a", "b"}), Catch::Contains("has no entry for unk_token \"<unk>\""));
+  CHECK_THAT(load_error(w, {"<unk>", "a", 3}),
+             Catch::Contains("vocab.json: [2]: must be a string"));
+  CHECK_THAT(load_error(w, {"x", "a", "b"}),
+             Catch::Contains("has no entry for unk_token \"<unk>\""));
   CHECK_THAT(load_error(w, {{"<unk>", 0}, {"a", 1}, {"b", 3}}),
              Catch::Contains("vocab.json: b: id must be an integer from 0 to 2, got 3"));
   CHECK_THAT(load_error(w, {{"<unk>", 0}, {"a", 1}, {"b", 1}}),

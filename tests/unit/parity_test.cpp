@@ -1,9 +1,8 @@
 // Parity with the independent PyTorch reference (tests/reference): for every
 // committed fixture model, the engine's tokens, ids, logits and attention
 // must match what nextword_ref.py computed in float64.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "text/tokenizer.h"
+
+#include <catch2/catch.hpp>
 
 using namespace nextword;
 using Tokens = std::vector<std::string>;
@@ -16,8 +16,7 @@ TEST_CASE("words are split on whitespace and lowercased", "[tokenizer]") {
 
 TEST_CASE("punctuation marks are words of their own", "[tokenizer]") {
   CHECK(tokenize("Hello, world!", {}) == Tokens{"hello", ",", "world", "!"});
-  CHECK(tokenize("\"Stop,\" she said.", {}) ==
-        Tokens{"\"", "stop", ",", "\"", "she", "said", "."});
+  CHECK(tokenize("\"Stop,\" she said.", {}) == Tokens{"\"", "stop", ",", "\"", "she", "said", "."});
   CHECK(tokenize("wait...", {}) == Tokens{"wait", ".", ".", "."});
   CHECK(tokenize("Hello, world!", {true, false}) == Tokens{"hello,", "world!"});
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nextword needs that are not installed yet.
+#   cmake/install-deps.sh          what building and running needs
+#   cmake/install-deps.sh --test   that, plus what the test suite needs
+# Runs apt-get as root, or through sudo.
+set -euo pipefail
+
+packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev catch2 python3)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(python3-torch clang-format)  # the PyTorch reference; the format check
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]]; then
+    missing+=("$p")
+  fi
+done
+if (( ${#missing[@]} == 0 )); then
+  exit 0
+fi
+
+echo "installing: ${missing[*]}" >&2
+sudo=()
+if (( EUID != 0 )); then sudo=(sudo); fi
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+  "${missing[@]}" >&2
