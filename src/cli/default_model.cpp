@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "model/error.h"
 
@@ -12,22 +13,27 @@ std::string default_model_dir() {
   if (const char* env = std::getenv("NEXTWORD_MODEL"); env != nullptr && *env != '\0') {
     return env;
   }
+  // The installed data directory (only for a binary in <prefix>/bin), then
+  // the source tree's.
+  std::vector<fs::path> data_dirs;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path installed =
-      exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR / "default";
-  const fs::path source = fs::path(NEXTWORD_SOURCE_DATA_DIR) / "default";
-  std::string looked;
-  // Only an installed binary (<prefix>/bin/nextword) has an installed model.
-  const bool have_exe = !ec && exe.parent_path().filename() == "bin";
-  for (const fs::path& dir : {installed, source}) {
-    if (dir == installed && !have_exe) continue;
-    if (fs::is_regular_file(dir / "weights.json", ec)) return dir.string();
-    looked += (looked.empty() ? "" : ", ") + dir.string();
+  if (!ec && exe.parent_path().filename() == "bin") {
+    data_dirs.push_back(exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR);
   }
-  throw Error(ExitCode::kModel, "no default model (looked in $NEXTWORD_MODEL, " + looked +
-                                    "); pass --model DIR, e.g. --model " NEXTWORD_SOURCE_DATA_DIR
-                                    "/examples/fruit");
+  data_dirs.emplace_back(NEXTWORD_SOURCE_DATA_DIR);
+
+  std::string looked, example;
+  for (const fs::path& data : data_dirs) {
+    if (fs::is_regular_file(data / "default" / "weights.json", ec))
+      return (data / "default").string();
+    looked += ", " + (data / "default").string();
+    if (example.empty() && fs::is_directory(data / "examples" / "fruit", ec)) {
+      example = ", e.g. --model " + (data / "examples" / "fruit").string();
+    }
+  }
+  throw Error(ExitCode::kModel, "no default model (looked in $NEXTWORD_MODEL" + looked +
+                                    "); pass --model DIR" + example);
 }
 
 }  // namespace nextword::cli
