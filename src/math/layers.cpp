@@ -90,9 +90,11 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
   const auto TT = static_cast<size_t>(T) * static_cast<size_t>(T);
   for (int i = 0; i < n_heads; ++i) {
     float* A_i = A + static_cast<size_t>(i) * TT;
+    const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+    const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
     // A_i = Q_i K_i^T * scale
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + i * d_k, qk_width,
-                K + i * d_k, qk_width, 0.0f, A_i, T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + qk_column, qk_width,
+                K + qk_column, qk_width, 0.0f, A_i, T);
     for (int q = 0; q < T; ++q) {
       float* row = A_i + static_cast<size_t>(q) * static_cast<size_t>(T);
       if (causal) {
@@ -101,8 +103,8 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
       softmax_forward(row, T);
     }
     // head_i = A_i V_i, into its columns of the concatenation
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_i, T, V + i * d_v,
-                v_width, 0.0f, heads + i * d_v, v_width);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_i, T, V + v_column,
+                v_width, 0.0f, heads + v_column, v_width);
   }
 }
 

@@ -116,6 +116,11 @@ Config parse_config(const json& object, const std::string& file) {
   c.n_heads = in.integer("n_heads", min_attention, kMaxDimension, attention_default);
   c.d_k = in.integer("d_k", min_attention, kMaxDimension, attention_default);
   c.d_v = in.integer("d_v", min_attention, kMaxDimension, attention_default);
+  // BLAS takes int sizes; keep every derived width well inside them.
+  if (int64_t{c.n_heads} * c.d_k > kMaxDimension || int64_t{c.n_heads} * c.d_v > kMaxDimension) {
+    throw in.error("n_heads", "n_heads * d_k and n_heads * d_v must be at most " +
+                                  std::to_string(kMaxDimension));
+  }
   const int no_ffn = 0;
   c.d_ff = in.integer("d_ff", 0, kMaxDimension, &no_ffn);
   c.activation = in.choice<Activation>(

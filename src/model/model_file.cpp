@@ -210,7 +210,8 @@ class TensorReader {
   size_t written_ = 0;
 };
 
-Weights read_tensors(const json& tensors, const Config& config, const std::string& file) {
+Weights read_tensors(const json& tensors, const Config& config, const std::string& file,
+                     int64_t file_bytes) {
   if (!tensors.is_object()) throw model_error(file, "tensors", "must be an object");
   const std::vector<TensorSpec> layout = layout_for(config);
   std::map<std::string, const TensorSpec*> by_name;
@@ -229,6 +230,15 @@ Weights read_tensors(const json& tensors, const Config& config, const std::strin
       throw model_error(file, "tensors." + spec.name,
                         "missing (config needs shape " + shape_text(spec.shape) + ")");
     }
+  }
+  // Every float takes at least two bytes of JSON ("0,"), so a config that
+  // needs more than that is refused before anything is allocated for it.
+  int64_t parameters = 0;
+  for (const TensorSpec& spec : present) parameters += spec.size();
+  if (parameters > file_bytes / 2) {
+    throw model_error(file, "config",
+                      "needs " + std::to_string(parameters) + " parameters, more than a " +
+                          std::to_string(file_bytes) + "-byte file can hold");
   }
   Weights weights(config, present);
   for (size_t i = 0; i < weights.tensors().size(); ++i) {
@@ -277,7 +287,7 @@ Model load_model(const ModelPaths& paths) {
   if (!root.contains("config")) throw model_error(wf, "config", "missing");
   if (!root.contains("tensors")) throw model_error(wf, "tensors", "missing");
   Config config = parse_config(root["config"], wf);
-  Weights weights = read_tensors(root["tensors"], config, wf);
+  Weights weights = read_tensors(root["tensors"], config, wf, weights_bytes);
 
   const json vocab_json = parse_json(read_file(paths.vocab, &vocab_bytes), paths.vocab);
   Vocabulary vocab = Vocabulary::from_json(vocab_json, paths.vocab);

@@ -160,6 +160,14 @@ TEST_CASE("errors name the file and the field", "[model]") {
   CHECK_THAT(load_error(w), Catch::Contains("config.d_model: must be between 1 and"));
   w["config"]["d_model"] = 1000000000000;
   CHECK_THAT(load_error(w), Catch::Contains("config.d_model: must be between 1 and"));
+  // A valid size (14 d parameters), but not in a file this small.
+  w["config"]["d_model"] = 1 << 20;
+  CHECK_THAT(load_error(w), Catch::Contains("weights.json: config: needs 14680064 parameters, "
+                                            "more than a"));
+  w["config"]["d_model"] = 2;
+  w["config"]["n_heads"] = 1 << 20;
+  CHECK_THAT(load_error(w), Catch::Contains("config.n_heads: n_heads * d_k and n_heads * d_v"));
+  w["config"]["n_heads"] = 1;
   w["config"]["d_model"] = 2.5;
   CHECK_THAT(load_error(w), Catch::Contains("config.d_model: must be an integer"));
   w["config"].erase("d_model");
