@@ -1,8 +1,10 @@
 #include "cli/output.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace nextword::cli {
@@ -48,6 +50,13 @@ std::string fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
   return buffer;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB"};
+  size_t unit = 0;
+  while (bytes >= 1000 && unit + 1 < std::size(units)) bytes /= 1000, ++unit;
+  return unit == 0 ? fixed(bytes, 0) + " bytes" : fixed(bytes, 1) + " " + units[unit];
 }
 
 }  // namespace
@@ -119,16 +128,18 @@ std::string model_info(const Model& model, Format format) {
   if (format == Format::kJson) return dump(info);
 
   std::string text;
-  auto line = [&text](const std::string& key, const std::string& value) {
-    text += key + std::string(key.size() < 16 ? 16 - key.size() : 1, ' ') + value + "\n";
+  size_t width = 16;
+  for (const TensorSpec& t : model.weights.tensors()) width = std::max(width, t.name.size() + 4);
+  auto line = [&text, width](const std::string& key, const std::string& value) {
+    text += key + std::string(width - key.size(), ' ') + value + "\n";
   };
   line("vocab.json", model.paths.vocab + " (" + std::to_string(model.vocab_file_bytes) +
                          " bytes, " + std::to_string(model.vocab.size()) + " words)");
   line("weights.json", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
                            " bytes, format nextword version 1)");
   line("parameters", std::to_string(model.weights.parameter_count()) + " (" +
-                         fixed(static_cast<double>(model.weights.parameter_count()) * 4 / 1e6, 2) +
-                         " MB as float32)");
+                         human_bytes(static_cast<double>(model.weights.parameter_count()) * 4) +
+                         " as float32)");
   for (const auto& [key, value] : info["config"].items()) {
     line(key, value.is_string() ? value.get<std::string>() : value.dump());
   }
