@@ -41,6 +41,7 @@ def main():
                         help="first seed; the fixtures use 0..31")
     parser.add_argument("--require-torch", default="0")
     args = parser.parse_args()
+    args.nextword = os.path.abspath(args.nextword)
     try:
         from nextword_ref import Model
     except ImportError as e:

@@ -28,7 +28,7 @@ TEST_CASE("apostrophes and hyphens inside a word stay in it", "[tokenizer]") {
   CHECK(tokenize("rock-'n'-roll", {}) == Tokens{"rock", "-", "'", "n", "'", "-", "roll"});
 }
 
-TEST_CASE("curly quotes read as straight ones; dashes are marks", "[tokenizer]") {
+TEST_CASE("curly quotes read as straight ones, dashes are marks", "[tokenizer]") {
   CHECK(tokenize("don\u2019t", {}) == Tokens{"don't"});
   CHECK(tokenize("\u201cHi\u201d", {}) == Tokens{"\"", "hi", "\""});
   CHECK(tokenize("yes\u2014no\u2026", {}) == Tokens{"yes", "\u2014", "no", "\u2026"});
