@@ -14,6 +14,7 @@
 #include "model/error.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
+#include "text/tokenizer.h"
 
 namespace nextword::cli {
 namespace {
@@ -73,17 +74,13 @@ struct PhraseCommand {
              "phrase cut to its last " + std::to_string(m.config.max_len) + " tokens (max_len)");
       }
       if (!p.input.unknown.empty() && f != Format::kJson) {
-        std::string list;
-        for (const std::string& w : p.input.unknown) list += (list.empty() ? "" : " ") + w;
-        note(quiet, where, "not in the vocabulary: " + list);
+        note(quiet, where, "not in the vocabulary: " + join(p.input.unknown));
       }
       write_line(attention ? attention_record(m, phrase, p) : prediction_record(m, phrase, p, f));
     };
 
     if (!words.empty()) {
-      std::string phrase;
-      for (const std::string& w : words) phrase += (phrase.empty() ? "" : " ") + w;
-      predict_one(phrase, "");
+      predict_one(join(words), "");
       return 0;
     }
     // One record per input line, in order, flushed as it goes.

@@ -1,8 +1,8 @@
 #include "predict/predictor.h"
 
 #include <algorithm>
-#include <cmath>
 
+#include "math/layers.h"
 #include "model/error.h"
 #include "text/tokenizer.h"
 
@@ -33,9 +33,7 @@ Encoded encode(const Model& model, std::string_view phrase) {
     }
   }
   if (!any_known) {
-    std::string list;
-    for (const std::string& word : e.unknown) list += (list.empty() ? "" : " ") + word;
-    throw input_error("no word of the phrase is in the vocabulary: " + list);
+    throw input_error("no word of the phrase is in the vocabulary: " + join(e.unknown));
   }
   return e;
 }
@@ -50,32 +48,26 @@ Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
 
   // probabilities = softmax(logits), over the whole vocabulary.
   const std::vector<float>& logits = state_.logits;
-  const float max = *std::max_element(logits.begin(), logits.end());
-  probabilities_.resize(logits.size());
-  double sum = 0.0;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    probabilities_[i] = std::exp(static_cast<double>(logits[i]) - max);
-    sum += probabilities_[i];
-  }
+  probabilities_ = logits;
+  softmax_forward(probabilities_.data(), static_cast<int>(probabilities_.size()));
 
-  std::vector<int> candidates;
-  candidates.reserve(logits.size());
+  candidates_.clear();
   for (int id = 0; id < static_cast<int>(logits.size()); ++id) {
-    if (!model_.is_special(id)) candidates.push_back(id);
+    if (!model_.is_special(id)) candidates_.push_back(id);
   }
-  const auto n = std::min(candidates.size(), static_cast<size_t>(std::max(k, 0)));
+  const auto n = std::min(candidates_.size(), static_cast<size_t>(std::max(k, 0)));
   auto better = [&logits](int a, int b) {
     return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)] ||
            (logits[static_cast<size_t>(a)] == logits[static_cast<size_t>(b)] && a < b);
   };
-  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
-                    candidates.end(), better);
+  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(n),
+                    candidates_.end(), better);
 
   Prediction p;
   p.input = std::move(input);
   for (size_t i = 0; i < n; ++i) {
-    const auto id = static_cast<size_t>(candidates[i]);
-    p.top.push_back({candidates[i], static_cast<float>(probabilities_[id] / sum), logits[id]});
+    const auto id = static_cast<size_t>(candidates_[i]);
+    p.top.push_back({candidates_[i], probabilities_[id], logits[id]});
   }
   if (with_attention) {
     const Config& c = model_.config;

@@ -51,7 +51,8 @@ class Predictor {
  private:
   const Model& model_;
   RunState state_;
-  std::vector<double> probabilities_;
+  std::vector<float> probabilities_;
+  std::vector<int> candidates_;
 };
 
 }  // namespace nextword

@@ -112,4 +112,13 @@ std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions&
   return tokens;
 }
 
+std::string join(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) {
+    if (!text.empty()) text += ' ';
+    text += word;
+  }
+  return text;
+}
+
 }  // namespace nextword

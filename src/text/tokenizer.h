@@ -17,4 +17,8 @@ namespace nextword {
 
 std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions& options);
 
+// The words separated by single spaces, for messages and for phrases given
+// as several command-line arguments.
+std::string join(const std::vector<std::string>& words);
+
 }  // namespace nextword
