@@ -10,47 +10,71 @@ int64_t TensorSpec::size() const {
   return n;
 }
 
-std::vector<TensorSpec> layout_for(const Config& c) {
+namespace {
+
+// Which view of Weights a tensor binds to: a member of Weights, or a member of
+// one layer's LayerWeights.
+struct View {
+  const float* Weights::*model = nullptr;
+  int layer = -1;
+  const float* LayerWeights::*of_layer = nullptr;
+};
+
+// The one list of format-v1 tensors: calls add(name, shape, optional, view)
+// for every tensor a model of this config may hold, in file order.
+template <typename Add>
+void visit_layout(const Config& c, Add add) {
   const int64_t d = c.d_model, V = c.vocab_size;
   const int64_t qk = int64_t{c.n_heads} * c.d_k, v = int64_t{c.n_heads} * c.d_v;
   const bool layernorm = c.norm == Norm::kLayerNorm;
-  std::vector<TensorSpec> specs;
-  auto add = [&specs](std::string name, std::vector<int64_t> shape, bool optional = false) {
-    specs.push_back({std::move(name), std::move(shape), optional});
-  };
-  add("embedding", {V, d});
-  if (c.positional == Positional::kLearned) add("position", {c.max_len, d});
+  add("embedding", {V, d}, false, View{&Weights::embedding});
+  if (c.positional == Positional::kLearned) {
+    add("position", {c.max_len, d}, false, View{&Weights::position});
+  }
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
+    auto layer = [&](const char* name, std::vector<int64_t> shape,
+                     const float* LayerWeights::*member, bool optional = false) {
+      add(p + name, std::move(shape), optional, View{nullptr, l, member});
+    };
     if (layernorm) {
-      add(p + "norm1.weight", {d});
-      add(p + "norm1.bias", {d});
+      layer("norm1.weight", {d}, &LayerWeights::norm1_weight);
+      layer("norm1.bias", {d}, &LayerWeights::norm1_bias);
     }
-    add(p + "attn.w_q", {d, qk});
-    add(p + "attn.w_k", {d, qk});
-    add(p + "attn.w_v", {d, v});
-    add(p + "attn.w_o", {v, d});
-    add(p + "attn.b_q", {qk}, true);
-    add(p + "attn.b_k", {qk}, true);
-    add(p + "attn.b_v", {v}, true);
-    add(p + "attn.b_o", {d}, true);
+    layer("attn.w_q", {d, qk}, &LayerWeights::w_q);
+    layer("attn.w_k", {d, qk}, &LayerWeights::w_k);
+    layer("attn.w_v", {d, v}, &LayerWeights::w_v);
+    layer("attn.w_o", {v, d}, &LayerWeights::w_o);
+    layer("attn.b_q", {qk}, &LayerWeights::b_q, true);
+    layer("attn.b_k", {qk}, &LayerWeights::b_k, true);
+    layer("attn.b_v", {v}, &LayerWeights::b_v, true);
+    layer("attn.b_o", {d}, &LayerWeights::b_o, true);
     if (c.d_ff > 0) {
       if (layernorm) {
-        add(p + "norm2.weight", {d});
-        add(p + "norm2.bias", {d});
+        layer("norm2.weight", {d}, &LayerWeights::norm2_weight);
+        layer("norm2.bias", {d}, &LayerWeights::norm2_bias);
       }
-      add(p + "ffn.w_in", {d, c.d_ff});
-      add(p + "ffn.b_in", {c.d_ff});
-      add(p + "ffn.w_out", {c.d_ff, d});
-      add(p + "ffn.b_out", {d});
+      layer("ffn.w_in", {d, c.d_ff}, &LayerWeights::w_in);
+      layer("ffn.b_in", {c.d_ff}, &LayerWeights::b_in);
+      layer("ffn.w_out", {c.d_ff, d}, &LayerWeights::w_out);
+      layer("ffn.b_out", {d}, &LayerWeights::b_out);
     }
   }
   if (layernorm) {
-    add("final_norm.weight", {d});
-    add("final_norm.bias", {d});
+    add("final_norm.weight", {d}, false, View{&Weights::final_norm_weight});
+    add("final_norm.bias", {d}, false, View{&Weights::final_norm_bias});
   }
-  if (!c.tied_classifier) add("classifier", {V, d});
-  add("classifier_bias", {V}, true);
+  if (!c.tied_classifier) add("classifier", {V, d}, false, View{&Weights::classifier});
+  add("classifier_bias", {V}, true, View{&Weights::classifier_bias});
+}
+
+}  // namespace
+
+std::vector<TensorSpec> layout_for(const Config& c) {
+  std::vector<TensorSpec> specs;
+  visit_layout(c, [&specs](std::string name, std::vector<int64_t> shape, bool optional, View) {
+    specs.push_back({std::move(name), std::move(shape), optional});
+  });
   return specs;
 }
 
@@ -68,37 +92,17 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present)
 void Weights::bind_views(const Config& config) {
   std::map<std::string, const float*> by_name;
   for (size_t i = 0; i < tensors_.size(); ++i) by_name[tensors_[i].name] = data(i);
-  auto get = [&by_name](const std::string& name) {
-    auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : it->second;
-  };
-  embedding = get("embedding");
-  position = get("position");
   layers.assign(static_cast<size_t>(config.n_layers), LayerWeights{});
-  for (int l = 0; l < config.n_layers; ++l) {
-    const std::string p = "layers." + std::to_string(l) + ".";
-    LayerWeights& w = layers[static_cast<size_t>(l)];
-    w.norm1_weight = get(p + "norm1.weight");
-    w.norm1_bias = get(p + "norm1.bias");
-    w.w_q = get(p + "attn.w_q");
-    w.w_k = get(p + "attn.w_k");
-    w.w_v = get(p + "attn.w_v");
-    w.w_o = get(p + "attn.w_o");
-    w.b_q = get(p + "attn.b_q");
-    w.b_k = get(p + "attn.b_k");
-    w.b_v = get(p + "attn.b_v");
-    w.b_o = get(p + "attn.b_o");
-    w.norm2_weight = get(p + "norm2.weight");
-    w.norm2_bias = get(p + "norm2.bias");
-    w.w_in = get(p + "ffn.w_in");
-    w.b_in = get(p + "ffn.b_in");
-    w.w_out = get(p + "ffn.w_out");
-    w.b_out = get(p + "ffn.b_out");
-  }
-  final_norm_weight = get("final_norm.weight");
-  final_norm_bias = get("final_norm.bias");
-  classifier = config.tied_classifier ? embedding : get("classifier");
-  classifier_bias = get("classifier_bias");
+  visit_layout(config, [&](const std::string& name, const std::vector<int64_t>&, bool, View view) {
+    auto it = by_name.find(name);
+    const float* tensor = it == by_name.end() ? nullptr : it->second;  // absent optional
+    if (view.layer >= 0) {
+      layers[static_cast<size_t>(view.layer)].*view.of_layer = tensor;
+    } else {
+      this->*view.model = tensor;
+    }
+  });
+  if (config.tied_classifier) classifier = embedding;
 }
 
 }  // namespace nextword
