@@ -48,8 +48,8 @@ void write_line(const std::string& line) {
   }
 }
 
-void note(bool quiet, const std::string& where, const std::string& what) {
-  if (!quiet) std::fprintf(stderr, "nextword: %snote: %s\n", where.c_str(), what.c_str());
+void note(const std::string& where, const std::string& what) {
+  std::fprintf(stderr, "nextword: %snote: %s\n", where.c_str(), what.c_str());
 }
 
 // predict and attention share everything but the record they print.
@@ -67,14 +67,16 @@ struct PhraseCommand {
     const Format f = format == "json"  ? Format::kJson
                      : format == "tsv" ? Format::kTsv
                                        : Format::kText;
+    // JSON records carry "unknown" and "truncated" themselves.
+    const bool notes = !quiet && f != Format::kJson;
     auto predict_one = [&](const std::string& phrase, const std::string& where) {
       Prediction p = predictor.predict(phrase, top_k, attention);
-      if (p.input.truncated) {
-        note(quiet || f == Format::kJson, where,
+      if (notes && p.input.truncated) {
+        note(where,
              "phrase cut to its last " + std::to_string(m.config.max_len) + " tokens (max_len)");
       }
-      if (!p.input.unknown.empty() && f != Format::kJson) {
-        note(quiet, where, "not in the vocabulary: " + join(p.input.unknown));
+      if (notes && !p.input.unknown.empty()) {
+        note(where, "not in the vocabulary: " + join(p.input.unknown));
       }
       write_line(attention ? attention_record(m, phrase, p) : prediction_record(m, phrase, p, f));
     };
