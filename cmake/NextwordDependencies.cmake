@@ -15,3 +15,7 @@ add_library(nextword_cblas INTERFACE)
 target_link_libraries(nextword_cblas INTERFACE BLAS::BLAS)
 target_include_directories(nextword_cblas SYSTEM INTERFACE ${NEXTWORD_CBLAS_INCLUDE_DIR})
 add_library(nextword::cblas ALIAS nextword_cblas)
+
+# OpenMP spreads the row-wise loops (layer norm, softmax, attention per window)
+# over the cores; it ships with the compiler (libgomp for g++, libomp for clang).
+find_package(OpenMP REQUIRED COMPONENTS CXX)

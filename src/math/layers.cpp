@@ -2,10 +2,17 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace nextword {
+namespace {
+size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
+// Row loops over this many floats are worth spreading over the threads.
+constexpr size_t kParallelRows = 1 << 14;
+}  // namespace
 
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
                     int n) {
@@ -49,6 +56,7 @@ void sinusoid_forward(float* X, int T, int d) {
 
 void layernorm_forward(float* out, const float* in, const float* weight, const float* bias, int T,
                        int d, float eps) {
+#pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
   for (int t = 0; t < T; ++t) {
     const float* x = in + static_cast<size_t>(t) * static_cast<size_t>(d);
     float* y = out + static_cast<size_t>(t) * static_cast<size_t>(d);
@@ -85,7 +93,8 @@ void softmax_forward(float* row, int n) {
 }
 
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
-                       int T, int n_heads, int d_k, int d_v, float scale, bool causal) {
+                       int T, int n_heads, int d_k, int d_v, float scale, bool causal,
+                       const float* mask, float* A_dropped) {
   const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
   const auto TT = static_cast<size_t>(T) * static_cast<size_t>(T);
   for (int i = 0; i < n_heads; ++i) {
@@ -102,17 +111,32 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
       }
       softmax_forward(row, T);
     }
+    const float* A_used = A_i;
+    if (mask != nullptr) {
+      float* dropped = A_dropped + static_cast<size_t>(i) * TT;
+      const float* mask_i = mask + static_cast<size_t>(i) * TT;
+      for (size_t j = 0; j < TT; ++j) dropped[j] = A_i[j] * mask_i[j];
+      A_used = dropped;
+    }
     // head_i = A_i V_i, into its columns of the concatenation
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_i, T, V + v_column,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T, V + v_column,
                 v_width, 0.0f, heads + v_column, v_width);
   }
 }
 
+namespace {
+const float kGeluC = std::sqrt(2.0f / static_cast<float>(M_PI));
+constexpr float kGeluCubic = 0.044715f;
+// Element loops this long are worth spreading over the threads.
+constexpr size_t kParallelElements = 1 << 15;
+}  // namespace
+
 void gelu_forward(float* x, size_t n) {
-  const float c = std::sqrt(2.0f / static_cast<float>(M_PI));
+  const float c = kGeluC;
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
   for (size_t i = 0; i < n; ++i) {
     const float v = x[i];
-    x[i] = 0.5f * v * (1.0f + std::tanh(c * (v + 0.044715f * v * v * v)));
+    x[i] = 0.5f * v * (1.0f + std::tanh(c * (v + kGeluCubic * v * v * v)));
   }
 }
 
@@ -122,6 +146,198 @@ void relu_forward(float* x, size_t n) {
 
 void residual_forward(float* X, const float* O, size_t n) {
   for (size_t i = 0; i < n; ++i) X[i] += O[i];
+}
+
+void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
+                        int V) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, V, d, 1.0f, Z, d, C, d, 0.0f, logits, V);
+  if (c == nullptr) return;
+  for (int t = 0; t < N; ++t) {
+    float* row = logits + area(t, V);
+    for (int j = 0; j < V; ++j) row[j] += c[j];
+  }
+}
+
+namespace {
+// splitmix64: a counter-based generator, so any element's random number can
+// be computed on its own, by any thread, in any order.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+void dropout_mask(float* mask, size_t n, float p, uint64_t seed) {
+  const float keep = 1.0f / (1.0f - p);
+  const uint64_t base = mix(seed);
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t i = 0; i < n; ++i) {
+    const float u = static_cast<float>(mix(base ^ i) >> 40) * 0x1p-24f;  // [0, 1)
+    mask[i] = u < p ? 0.0f : keep;
+  }
+}
+
+void dropout_forward(float* x, const float* mask, size_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t i = 0; i < n; ++i) x[i] *= mask[i];
+}
+
+// Multiplying by the mask is its own derivative.
+void dropout_backward(float* dx, const float* mask, size_t n) { dropout_forward(dx, mask, n); }
+
+double crossentropy_forward_backward(float* logits, const int* targets, int N, int V, float scale) {
+  std::vector<double> losses(static_cast<size_t>(N));
+#pragma omp parallel for schedule(static) if (area(N, V) >= kParallelRows)
+  for (int t = 0; t < N; ++t) {
+    float* row = logits + area(t, V);
+    softmax_forward(row, V);
+    const int target = targets[t];
+    losses[static_cast<size_t>(t)] = -std::log(std::max(static_cast<double>(row[target]), 1e-30));
+    for (int j = 0; j < V; ++j) row[j] *= scale;
+    row[target] -= scale;
+  }
+  double loss = 0.0;  // summed in order, so the total does not depend on threads
+  for (double l : losses) loss += l;
+  return loss;
+}
+
+namespace {
+// db[n] += sum over rows of d_out[T, n]
+void column_sums(float* db, const float* d_out, int T, int n) {
+  if (db == nullptr) return;
+  for (int t = 0; t < T; ++t) {
+    const float* row = d_out + area(t, n);
+    for (int j = 0; j < n; ++j) db[j] += row[j];
+  }
+}
+}  // namespace
+
+void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, const float* in,
+                     const float* W, int T, int m, int n) {
+  if (d_in != nullptr) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, m, n, 1.0f, d_out, n, W, n, 1.0f, d_in,
+                m);
+  }
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, T, 1.0f, in, m, d_out, n, 1.0f, dW, n);
+  column_sums(db, d_out, T, n);
+}
+
+void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
+                         const float* C, int N, int d, int V) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, d, V, 1.0f, dlogits, V, C, d, 1.0f, dZ,
+              d);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, d, N, 1.0f, dlogits, V, Z, d, 1.0f, dC,
+              d);
+  column_sums(dc, dlogits, N, V);
+}
+
+void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d) {
+  for (int t = 0; t < T; ++t) {
+    float* e = dE + area(ids[t], d);
+    const float* x = dX + area(t, d);
+    for (int j = 0; j < d; ++j) e[j] += x[j];
+  }
+}
+
+void position_backward(float* dP, const float* dX, int T, int d) {
+  residual_forward(dP, dX, area(T, d));
+}
+
+void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,
+                        const float* in, const float* weight, int T, int d, float eps) {
+  // d_in: rows are independent.
+#pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
+  for (int t = 0; t < T; ++t) {
+    const float* x = in + area(t, d);
+    const float* dy = d_out + area(t, d);
+    float* dx = d_in + area(t, d);
+    double mean = 0.0, var = 0.0;
+    for (int j = 0; j < d; ++j) mean += x[j];
+    mean /= d;
+    for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
+    var /= d;
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    // dnorm = dy * weight; dx = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm))
+    double dnorm_mean = 0.0, dnorm_norm_mean = 0.0;
+    for (int j = 0; j < d; ++j) {
+      const double dnorm = static_cast<double>(dy[j]) * weight[j];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * (x[j] - mean) * rstd;
+    }
+    dnorm_mean /= d;
+    dnorm_norm_mean /= d;
+    for (int j = 0; j < d; ++j) {
+      const double norm = (x[j] - mean) * rstd;
+      const double dnorm = static_cast<double>(dy[j]) * weight[j];
+      dx[j] += static_cast<float>(rstd * (dnorm - dnorm_mean - norm * dnorm_norm_mean));
+    }
+  }
+  // d_weight, d_bias: sums over rows, in row order (the same at any thread count).
+  for (int t = 0; t < T; ++t) {
+    const float* x = in + area(t, d);
+    const float* dy = d_out + area(t, d);
+    double mean = 0.0, var = 0.0;
+    for (int j = 0; j < d; ++j) mean += x[j];
+    mean /= d;
+    for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
+    var /= d;
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    for (int j = 0; j < d; ++j) {
+      d_weight[j] += static_cast<float>((x[j] - mean) * rstd) * dy[j];
+      d_bias[j] += dy[j];
+    }
+  }
+}
+
+void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
+                        const float* A, const float* mask, const float* A_dropped, const float* Q,
+                        const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
+                        float scale) {
+  const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
+  const size_t TT = area(T, T);
+  for (int i = 0; i < n_heads; ++i) {
+    const float* A_i = A + static_cast<size_t>(i) * TT;
+    const float* A_used = mask != nullptr ? A_dropped + static_cast<size_t>(i) * TT : A_i;
+    const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+    const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
+    // head_i = A_i V_i:  dA_i = dhead_i V_i^T;  dV_i = A_i^T dhead_i
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_v, 1.0f, d_heads + v_column,
+                v_width, V + v_column, v_width, 0.0f, dS, T);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
+                d_heads + v_column, v_width, 0.0f, dV + v_column, v_width);
+    if (mask != nullptr) dropout_backward(dS, mask + static_cast<size_t>(i) * TT, TT);
+    // A = softmax(S) by rows: dS = A * (dA - sum_k A dA), times the scale of S = Q K^T * scale.
+    // Masked entries have A = 0, so they get no gradient.
+    for (int q = 0; q < T; ++q) {
+      const float* a = A_i + area(q, T);
+      float* ds = dS + area(q, T);
+      double dot = 0.0;
+      for (int k = 0; k < T; ++k) dot += static_cast<double>(a[k]) * ds[k];
+      for (int k = 0; k < T; ++k) ds[k] = a[k] * (ds[k] - static_cast<float>(dot)) * scale;
+    }
+    // S_i = Q_i K_i^T:  dQ_i = dS K_i;  dK_i = dS^T Q_i
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, K + qk_column,
+                qk_width, 0.0f, dQ + qk_column, qk_width);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, Q + qk_column,
+                qk_width, 0.0f, dK + qk_column, qk_width);
+  }
+}
+
+void gelu_backward(float* dx, const float* x, const float* dy, size_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float th = std::tanh(kGeluC * (v + kGeluCubic * v * v * v));
+    const float grad = 0.5f * (1.0f + th) +
+                       0.5f * v * (1.0f - th * th) * kGeluC * (1.0f + 3.0f * kGeluCubic * v * v);
+    dx[i] = dy[i] * grad;
+  }
+}
+
+void relu_backward(float* dx, const float* x, const float* dy, size_t n) {
+  for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 }  // namespace nextword

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace nextword {
 
@@ -40,8 +41,11 @@ void softmax_forward(float* row, int n);
 //   A[h, T, T]: A_i = softmax_rows(Q_i K_i^T * scale + M), M = -inf above
 //               the diagonal when causal
 //   heads[T, h*d_v]: head_i = A_i V_i, written to columns i*d_v.. (the concat)
+// With a dropout `mask` [h, T, T] (training), heads are (A * mask) V and
+// A_dropped receives A * mask; A itself stays the softmax output.
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
-                       int T, int n_heads, int d_k, int d_v, float scale, bool causal);
+                       int T, int n_heads, int d_k, int d_v, float scale, bool causal,
+                       const float* mask = nullptr, float* A_dropped = nullptr);
 
 // x[n] = gelu(x), the tanh approximation used by GPT-2
 void gelu_forward(float* x, size_t n);
@@ -51,5 +55,62 @@ void relu_forward(float* x, size_t n);
 
 // X[n] += O[n]
 void residual_forward(float* X, const float* O, size_t n);
+
+// logits[N, V] = Z[N, d] C[V, d]^T (+ c[V] on every row): the classifier on N
+// context vectors at once (training and evaluation).
+void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
+                        int V);
+
+// mask[n] = 0 with probability p, else 1 / (1 - p). The mask is a pure
+// function of (seed, index), so it does not depend on the thread count.
+void dropout_mask(float* mask, size_t n, float p, uint64_t seed);
+
+// x[n] *= mask[n]
+void dropout_forward(float* x, const float* mask, size_t n);
+
+// For each of N rows: probs = softmax(logits), loss -= log probs[target];
+// then the row becomes d loss / d logits = (probs - onehot(target)) * scale.
+// Returns the summed loss (before scaling).
+double crossentropy_forward_backward(float* logits, const int* targets, int N, int V, float scale);
+
+// ---- Backward passes (training).
+//
+// As in llm.c, each *_backward adds (+=) into the gradients it is given, so a
+// tensor used twice (the tied embedding) collects both parts. A null gradient
+// pointer means "not needed" (an absent bias, or the input of the first layer).
+
+// out = in W + b:  d_in[T, m] += d_out W^T;  dW[m, n] += in^T d_out;  db[n] += sum_t d_out[t]
+void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, const float* in,
+                     const float* W, int T, int m, int n);
+
+// logits = Z C^T + c:  dZ[N, d] += dlogits C;  dC[V, d] += dlogits^T Z;  dc += column sums
+void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
+                         const float* C, int N, int d, int V);
+
+// dE[ids[t]] += dX[t]
+void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d);
+
+// dP[0..T-1] += dX
+void position_backward(float* dP, const float* dX, int T, int d);
+
+// Through out = layernorm(in): d_in += ..., d_weight += ..., d_bias += ...
+// (mean and variance are recomputed from `in`).
+void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,
+                        const float* in, const float* weight, int T, int d, float eps);
+
+// Through attention_forward for one window (h heads). dQ, dK, dV are written,
+// not added to. dS is scratch of [T, T]. `mask` and A_dropped are those of the
+// forward pass (both null without dropout).
+void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
+                        const float* A, const float* mask, const float* A_dropped, const float* Q,
+                        const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
+                        float scale);
+
+// dx[n] = dy[n] * act'(x[n]), x the input of the activation (in place on dy allowed)
+void gelu_backward(float* dx, const float* x, const float* dy, size_t n);
+void relu_backward(float* dx, const float* x, const float* dy, size_t n);
+
+// dx[n] *= mask[n]
+void dropout_backward(float* dx, const float* mask, size_t n);
 
 }  // namespace nextword

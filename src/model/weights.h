@@ -55,6 +55,11 @@ class Weights {
   float* data(size_t index) { return storage_.data() + offsets_[index]; }
   const float* data(size_t index) const { return storage_.data() + offsets_[index]; }
   int64_t parameter_count() const { return static_cast<int64_t>(storage_.size()); }
+  // The whole arena: every tensor back to back, in tensors() order. Training
+  // keeps its gradients and optimizer state in arenas of the same layout, so
+  // a parameter's gradient sits at the parameter's offset in values().
+  float* values() { return storage_.data(); }
+  const float* values() const { return storage_.data(); }
 
   const float* embedding = nullptr;          // E [V, d]
   const float* position = nullptr;           // P [max_len, d] (learned only)

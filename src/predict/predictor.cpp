@@ -44,7 +44,7 @@ Prediction Predictor::predict(std::string_view phrase, int k, bool with_attentio
 
 Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
   const int T = static_cast<int>(input.ids.size());
-  forward(model_, state_, input.ids.data(), T, with_attention);
+  forward(model_, state_, input.ids.data(), 1, T);
 
   // probabilities = softmax(logits), over the whole vocabulary.
   const std::vector<float>& logits = state_.logits;
@@ -70,10 +70,9 @@ Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
     p.top.push_back({candidates_[i], probabilities_[id], logits[id]});
   }
   if (with_attention) {
-    const Config& c = model_.config;
-    p.attention.assign(state_.A.begin(),
-                       state_.A.begin() + static_cast<std::ptrdiff_t>(
-                                              static_cast<size_t>(c.n_layers) * c.n_heads * T * T));
+    for (const LayerState& layer : state_.layers) {
+      p.attention.insert(p.attention.end(), layer.A.begin(), layer.A.end());
+    }
   }
   return p;
 }

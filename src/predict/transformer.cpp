@@ -9,86 +9,149 @@ namespace {
 
 size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
 
-// Grows the buffers to fit T tokens; capacity is kept between calls.
-void reserve(RunState& s, const Config& c, int T, bool keep_attention) {
+// Grows the buffers to fit B windows of T tokens; capacity is kept between calls.
+void reserve(RunState& s, const Config& c, int B, int T, bool all_positions, bool dropout) {
+  const int N = B * T, d = c.d_model;
   const int qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
-  const size_t layers_kept = keep_attention ? static_cast<size_t>(std::max(c.n_layers, 1)) : 1;
-  s.X.resize(area(T, c.d_model));
-  s.U.resize(area(T, c.d_model));
-  s.Q.resize(area(T, qk));
-  s.K.resize(area(T, qk));
-  s.V.resize(area(T, v));
-  s.A.resize(layers_kept * static_cast<size_t>(c.n_heads) * area(T, T));
-  s.heads.resize(area(T, v));
-  s.O.resize(area(T, c.d_model));
-  s.H.resize(area(T, c.d_ff));
-  s.z.resize(static_cast<size_t>(c.d_model));
-  s.logits.resize(static_cast<size_t>(c.vocab_size));
+  const bool layernorm = c.norm == Norm::kLayerNorm;
+  const size_t attention = static_cast<size_t>(B) * static_cast<size_t>(c.n_heads) * area(T, T);
+  auto fit = [](std::vector<float>& buffer, size_t n) { buffer.resize(n); };
+  s.B = B;
+  s.T = T;
+  s.all_positions = all_positions;
+  s.layers.resize(static_cast<size_t>(c.n_layers));
+  for (LayerState& l : s.layers) {
+    fit(l.X_in, area(N, d));
+    fit(l.U1, layernorm ? area(N, d) : 0);
+    fit(l.Q, area(N, qk));
+    fit(l.K, area(N, qk));
+    fit(l.V, area(N, v));
+    fit(l.A, attention);
+    fit(l.A_mask, dropout ? attention : 0);
+    fit(l.A_dropped, dropout ? attention : 0);
+    fit(l.heads, area(N, v));
+    fit(l.O_mask, dropout ? area(N, d) : 0);
+    fit(l.X_mid, area(N, d));
+    fit(l.U2, layernorm && c.d_ff > 0 ? area(N, d) : 0);
+    fit(l.H_pre, area(N, c.d_ff));
+    fit(l.H, area(N, c.d_ff));
+    fit(l.F_mask, dropout && c.d_ff > 0 ? area(N, d) : 0);
+  }
+  const int R = all_positions ? N : B;
+  fit(s.X_out, area(N, d));
+  fit(s.Z, area(R, d));
+  fit(s.logits, area(R, c.vocab_size));
+  fit(s.branch, area(N, d));
 }
 
 // U = norm(X), or X itself when the model has no norm.
 const float* norm_forward(float* U, const float* X, const float* weight, const float* bias,
-                          const Config& c, int T) {
+                          const Config& c, int rows) {
   if (c.norm == Norm::kNone) return X;
-  layernorm_forward(U, X, weight, bias, T, c.d_model, c.norm_eps);
+  layernorm_forward(U, X, weight, bias, rows, c.d_model, c.norm_eps);
   return U;
 }
 
-// X = X + branch if residual, else X = branch.
-void merge_branch(float* X, const float* branch, size_t n, bool residual) {
-  if (residual) {
-    residual_forward(X, branch, n);
+// Every place that drops out gets its own masks: site 4l+1 is layer l's
+// attention weights, 4l+2 its attention branch, 4l+3 its feedforward branch.
+uint64_t site_seed(const ForwardOptions& o, uint64_t site) { return o.seed + site; }
+
+// out = X + drop(branch) with a residual connection, else out = drop(branch).
+void merge_branch(float* out, const float* X, float* branch, float* mask, size_t n, const Config& c,
+                  const ForwardOptions& o, uint64_t site) {
+  if (o.dropout > 0.0f) {
+    dropout_mask(mask, n, o.dropout, site_seed(o, site));
+    dropout_forward(branch, mask, n);
+  }
+  if (c.residual) {
+    for (size_t i = 0; i < n; ++i) out[i] = X[i] + branch[i];
   } else {
-    std::copy(branch, branch + n, X);
+    std::copy(branch, branch + n, out);
   }
 }
 
 }  // namespace
 
-void forward(const Model& model, RunState& s, const int* ids, int T, bool keep_attention) {
+void forward(const Model& model, RunState& s, const int* ids, int B, int T,
+             const ForwardOptions& o) {
   const Config& c = model.config;
   const Weights& w = model.weights;
-  const int d = c.d_model, h = c.n_heads;
-  reserve(s, c, T, keep_attention);
-  float* X = s.X.data();
+  const int d = c.d_model, h = c.n_heads, N = B * T;
+  const int qk = h * c.d_k, v = h * c.d_v;
+  const bool dropout = o.dropout > 0.0f;
+  reserve(s, c, B, T, o.all_positions, dropout);
+  s.ids.assign(ids, ids + N);
 
-  // X = E[ids] (+ positions)
-  embedding_forward(X, w.embedding, ids, T, d);
-  if (c.positional == Positional::kLearned) position_forward(X, w.position, T, d);
-  if (c.positional == Positional::kSinusoidal) sinusoid_forward(X, T, d);
+  // X = E[ids] (+ positions, counted from 0 in every window)
+  float* X = c.n_layers > 0 ? s.layers[0].X_in.data() : s.X_out.data();
+  embedding_forward(X, w.embedding, ids, N, d);
+  for (int b = 0; b < B; ++b) {
+    float* window = X + area(b * T, d);
+    if (c.positional == Positional::kLearned) position_forward(window, w.position, T, d);
+    if (c.positional == Positional::kSinusoidal) sinusoid_forward(window, T, d);
+  }
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-    // Attention block: Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v
-    const float* U = norm_forward(s.U.data(), X, lw.norm1_weight, lw.norm1_bias, c, T);
-    matmul_forward(s.Q.data(), U, lw.w_q, lw.b_q, T, d, h * c.d_k);
-    matmul_forward(s.K.data(), U, lw.w_k, lw.b_k, T, d, h * c.d_k);
-    matmul_forward(s.V.data(), U, lw.w_v, lw.b_v, T, d, h * c.d_v);
-    float* A = s.A.data() + (keep_attention ? static_cast<size_t>(l) * h * area(T, T) : 0);
-    attention_forward(s.heads.data(), A, s.Q.data(), s.K.data(), s.V.data(), T, h, c.d_k, c.d_v,
-                      c.attention_scale(), c.causal);
-    // O = concat(heads) W_o + b_o
-    matmul_forward(s.O.data(), s.heads.data(), lw.w_o, lw.b_o, T, h * c.d_v, d);
-    merge_branch(X, s.O.data(), area(T, d), c.residual);
+    LayerState& ls = s.layers[static_cast<size_t>(l)];
+    float* next =
+        l + 1 < c.n_layers ? s.layers[static_cast<size_t>(l) + 1].X_in.data() : s.X_out.data();
+    const auto site = static_cast<uint64_t>(l) * 4;
 
-    if (c.d_ff > 0) {
-      // F = act(norm2(X) W_in + b_in) W_out + b_out
-      const float* U2 = norm_forward(s.U.data(), X, lw.norm2_weight, lw.norm2_bias, c, T);
-      matmul_forward(s.H.data(), U2, lw.w_in, lw.b_in, T, d, c.d_ff);
-      if (c.activation == Activation::kGelu) {
-        gelu_forward(s.H.data(), area(T, c.d_ff));
-      } else {
-        relu_forward(s.H.data(), area(T, c.d_ff));
-      }
-      matmul_forward(s.O.data(), s.H.data(), lw.w_out, lw.b_out, T, c.d_ff, d);
-      merge_branch(X, s.O.data(), area(T, d), c.residual);
+    // Attention block: Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v
+    const float* U =
+        norm_forward(ls.U1.data(), ls.X_in.data(), lw.norm1_weight, lw.norm1_bias, c, N);
+    matmul_forward(ls.Q.data(), U, lw.w_q, lw.b_q, N, d, qk);
+    matmul_forward(ls.K.data(), U, lw.w_k, lw.b_k, N, d, qk);
+    matmul_forward(ls.V.data(), U, lw.w_v, lw.b_v, N, d, v);
+    if (dropout)
+      dropout_mask(ls.A_mask.data(), ls.A_mask.size(), o.dropout, site_seed(o, site + 1));
+    const size_t attention = static_cast<size_t>(h) * area(T, T);
+#pragma omp parallel for schedule(static) if (B > 1)
+    for (int b = 0; b < B; ++b) {
+      const size_t row = area(b * T, 1), a = static_cast<size_t>(b) * attention;
+      attention_forward(ls.heads.data() + row * v, ls.A.data() + a, ls.Q.data() + row * qk,
+                        ls.K.data() + row * qk, ls.V.data() + row * v, T, h, c.d_k, c.d_v,
+                        c.attention_scale(), c.causal, dropout ? ls.A_mask.data() + a : nullptr,
+                        dropout ? ls.A_dropped.data() + a : nullptr);
     }
+    // X_mid = X_in + drop(concat(heads) W_o + b_o)
+    matmul_forward(s.branch.data(), ls.heads.data(), lw.w_o, lw.b_o, N, v, d);
+    merge_branch(ls.X_mid.data(), ls.X_in.data(), s.branch.data(), ls.O_mask.data(), area(N, d), c,
+                 o, site + 2);
+
+    if (c.d_ff == 0) {
+      std::copy(ls.X_mid.begin(), ls.X_mid.end(), next);
+      continue;
+    }
+    // X_next = X_mid + drop(act(norm2(X_mid) W_in + b_in) W_out + b_out)
+    const float* U2 =
+        norm_forward(ls.U2.data(), ls.X_mid.data(), lw.norm2_weight, lw.norm2_bias, c, N);
+    matmul_forward(ls.H_pre.data(), U2, lw.w_in, lw.b_in, N, d, c.d_ff);
+    std::copy(ls.H_pre.begin(), ls.H_pre.end(), ls.H.begin());
+    if (c.activation == Activation::kGelu) {
+      gelu_forward(ls.H.data(), ls.H.size());
+    } else {
+      relu_forward(ls.H.data(), ls.H.size());
+    }
+    matmul_forward(s.branch.data(), ls.H.data(), lw.w_out, lw.b_out, N, c.d_ff, d);
+    merge_branch(next, ls.X_mid.data(), s.branch.data(), ls.F_mask.data(), area(N, d), c, o,
+                 site + 3);
   }
 
-  // z = final_norm(last row of X); logits = z C^T + c
-  const float* last = X + area(T - 1, d);
-  const float* z = norm_forward(s.z.data(), last, w.final_norm_weight, w.final_norm_bias, c, 1);
-  matvec_forward(s.logits.data(), w.classifier, z, w.classifier_bias, c.vocab_size, d);
+  // Z = final_norm(rows that get logits); logits = Z C^T + c
+  const int R = o.all_positions ? N : B;
+  if (o.all_positions) {
+    std::copy(s.X_out.begin(), s.X_out.end(), s.Z.begin());
+  } else {
+    for (int b = 0; b < B; ++b) {
+      const float* last = s.X_out.data() + area(b * T + T - 1, d);
+      std::copy(last, last + d, s.Z.data() + area(b, d));
+    }
+  }
+  norm_forward(s.Z.data(), s.Z.data(), w.final_norm_weight, w.final_norm_bias, c, R);
+  classifier_forward(s.logits.data(), s.Z.data(), w.classifier, w.classifier_bias, R, d,
+                     c.vocab_size);
 }
 
 }  // namespace nextword
