@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/output.h"
 #include "model/error.h"
@@ -18,39 +19,6 @@
 
 namespace nextword::cli {
 namespace {
-
-struct ModelOptions {
-  std::string dir;
-  std::string vocab;
-  std::string weights;
-
-  void add_to(CLI::App& command) {
-    auto* model = command.add_option("-m,--model", dir,
-                                     "Model directory holding vocab.json and weights.json "
-                                     "(default: the bundled default model)");
-    auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
-    auto* w = command.add_option("--weights", weights, "weights.json to use (with --vocab)");
-    v->needs(w);
-    w->needs(v);
-    model->excludes(v)->excludes(w);
-  }
-
-  Model load() const {
-    if (!vocab.empty()) return load_model({vocab, weights});
-    return load_model(ModelPaths::in_directory(dir.empty() ? default_model_dir() : dir));
-  }
-};
-
-void write_line(const std::string& line) {
-  if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
-      std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) {
-    throw Error(ExitCode::kIo, "cannot write to standard output");
-  }
-}
-
-void note(const std::string& where, const std::string& what) {
-  std::fprintf(stderr, "nextword: %snote: %s\n", where.c_str(), what.c_str());
-}
 
 // predict and attention share everything but the record they print.
 struct PhraseCommand {
@@ -148,6 +116,10 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
+  std::function<int()> train_run, eval_run;
+  CLI::App* train_cmd = add_train_command(app, train_run);
+  CLI::App* eval_cmd = add_eval_command(app, eval_run);
+
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* command : app.get_subcommands({})) {
       if (command->check_name(name)) return true;
@@ -155,10 +127,11 @@ int run(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr,
-                 "nextword: unknown command '%s' (commands: predict, attention, info; see "
-                 "nextword --help)\n",
-                 argv[1]);
+    std::fprintf(
+        stderr,
+        "nextword: unknown command '%s' (commands: predict, attention, info, train, eval; see "
+        "nextword --help)\n",
+        argv[1]);
     return static_cast<int>(ExitCode::kUsage);
   }
   try {
@@ -176,6 +149,8 @@ int run(int argc, char** argv) {
 
   if (predict_cmd->parsed()) return predict.run();
   if (attention_cmd->parsed()) return attention.run();
+  if (train_cmd->parsed()) return train_run();
+  if (eval_cmd->parsed()) return eval_run();
   const Model m = info_model.load();
   write_line(model_info(m, info_format == "json" ? Format::kJson : Format::kText));
   return 0;

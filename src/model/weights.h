@@ -46,6 +46,7 @@ struct LayerWeights {
 // The arena plus named views into it. Absent optional tensors are nullptr.
 class Weights {
  public:
+  Weights() = default;  // no tensors
   // Allocates zeroed storage for `present` (a subset of layout_for(config),
   // every required tensor included, in layout order).
   Weights(const Config& config, std::vector<TensorSpec> present);

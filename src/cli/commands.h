@@ -1,0 +1,35 @@
+// Pieces the subcommands share, and the training and evaluation subcommands.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "model/model_file.h"
+
+namespace nextword::cli {
+
+// -m/--model DIR, or --vocab FILE --weights FILE; the default model otherwise.
+struct ModelOptions {
+  std::string dir;
+  std::string vocab;
+  std::string weights;
+
+  void add_to(CLI::App& command);
+  Model load() const;
+};
+
+// One result line on stdout, flushed (throws Error(kIo) when stdout is gone).
+void write_line(const std::string& line);
+// "nextword: WHERE note: WHAT" on stderr.
+void note(const std::string& where, const std::string& what);
+
+// Exit code of a run stopped by Ctrl-C after saving (128 + SIGINT, as shells report it).
+constexpr int kInterrupted = 130;
+
+// nextword train CORPUS... -o DIR | --resume DIR
+CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
+// nextword eval TEXT... [-m DIR]
+CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run);
+
+}  // namespace nextword::cli

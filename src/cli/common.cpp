@@ -1,0 +1,36 @@
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/default_model.h"
+#include "model/error.h"
+
+namespace nextword::cli {
+
+void ModelOptions::add_to(CLI::App& command) {
+  auto* model = command.add_option("-m,--model", dir,
+                                   "Model directory holding vocab.json and weights.json "
+                                   "(default: the bundled default model)");
+  auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
+  auto* w = command.add_option("--weights", weights, "weights.json to use (with --vocab)");
+  v->needs(w);
+  w->needs(v);
+  model->excludes(v)->excludes(w);
+}
+
+Model ModelOptions::load() const {
+  if (!vocab.empty()) return load_model({vocab, weights});
+  return load_model(ModelPaths::in_directory(dir.empty() ? default_model_dir() : dir));
+}
+
+void write_line(const std::string& line) {
+  if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
+      std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) {
+    throw Error(ExitCode::kIo, "cannot write to standard output");
+  }
+}
+
+void note(const std::string& where, const std::string& what) {
+  std::fprintf(stderr, "nextword: %snote: %s\n", where.c_str(), what.c_str());
+}
+
+}  // namespace nextword::cli

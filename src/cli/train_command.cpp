@@ -1,0 +1,235 @@
+// nextword train: options in, a trained model directory out.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "model/error.h"
+#include "train/trainer.h"
+
+namespace nextword::cli {
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+
+void on_interrupt(int) {
+  interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once
+}
+
+struct TrainCommand {
+  TrainOptions o;
+  std::string resume;
+  std::string positional = "learned", norm = "layernorm", activation = "gelu", scale = "sqrt_dk";
+  int d_k = 0, d_v = 0, d_ff = -1, threads = 0;
+  bool no_residual = false, no_causal = false, untied = false, no_bos = false;
+  bool no_lowercase = false, no_split_punctuation = false;
+  std::string format = "text";
+
+  TrainCommand() {
+    o.model.d_model = 128;
+    o.model.n_layers = 4;
+    o.model.n_heads = 4;
+    o.model.max_len = 64;
+    o.model.bos_token = "<bos>";
+  }
+
+  void add_to(CLI::App& c) {
+    c.add_option("corpus", o.corpus,
+                 "Text files to learn from (a blank line or a line "
+                 "<|endoftext|> ends a document)");
+    c.add_option("-o,--output", o.out_dir,
+                 "Directory to write vocab.json, weights.json and "
+                 "checkpoint.json to");
+    c.add_option("--resume", resume, "Continue the run whose checkpoint is in this directory");
+    // The model's shape: every option of format v1.
+    c.add_option("--vocab-size", o.vocab_size, "Largest vocabulary, <unk> and <bos> included")
+        ->capture_default_str();
+    c.add_option("--d-model", o.model.d_model, "Width of the residual stream")
+        ->capture_default_str();
+    c.add_option("--layers", o.model.n_layers, "Attention layers")->capture_default_str();
+    c.add_option("--heads", o.model.n_heads, "Heads per layer")->capture_default_str();
+    c.add_option("--d-k", d_k, "Query/key width per head (default: d-model / heads)");
+    c.add_option("--d-v", d_v, "Value width per head (default: d-k)");
+    c.add_option("--d-ff", d_ff, "Feedforward width, 0 for none (default: 4 x d-model)");
+    c.add_option("--context", o.model.max_len, "Longest context in words (max_len)")
+        ->capture_default_str();
+    c.add_option("--positional", positional, "none, learned or sinusoidal")
+        ->check(CLI::IsMember({"none", "learned", "sinusoidal"}))
+        ->capture_default_str();
+    c.add_option("--norm", norm, "none or layernorm")
+        ->check(CLI::IsMember({"none", "layernorm"}))
+        ->capture_default_str();
+    c.add_option("--norm-eps", o.model.norm_eps, "Layer norm epsilon")->capture_default_str();
+    c.add_option("--activation", activation, "gelu or relu")
+        ->check(CLI::IsMember({"gelu", "relu"}))
+        ->capture_default_str();
+    c.add_option("--scale", scale, "Attention scale: sqrt_dk or none")
+        ->check(CLI::IsMember({"sqrt_dk", "none"}))
+        ->capture_default_str();
+    c.add_flag("--no-residual", no_residual, "No residual connections");
+    c.add_flag("--no-causal", no_causal, "Let words attend to later words too");
+    c.add_flag("--untied", untied, "A classifier of its own instead of the embedding");
+    c.add_flag("--attention-bias", o.attention_bias, "Train biases b_q, b_k, b_v, b_o");
+    c.add_flag("--classifier-bias", o.classifier_bias, "Train the classifier bias");
+    c.add_flag("--no-lowercase", no_lowercase, "Keep capitals (tokenizer)");
+    c.add_flag("--no-split-punctuation", no_split_punctuation, "Keep punctuation inside words");
+    c.add_option("--unk-token", o.model.unk_token, "The unknown-word token")->capture_default_str();
+    c.add_option("--bos-token", o.model.bos_token, "The token that starts every document")
+        ->capture_default_str();
+    c.add_flag("--no-bos", no_bos, "No beginning-of-document token");
+    // Optimization.
+    c.add_option("--batch", o.batch, "Windows per step")->capture_default_str();
+    c.add_option("--steps", o.steps, "Optimizer steps")->capture_default_str();
+    c.add_option("--warmup", o.warmup, "Steps of linear warmup")->capture_default_str();
+    c.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
+    c.add_option("--min-lr", o.min_lr, "Learning rate at the end of the cosine decay")
+        ->capture_default_str();
+    c.add_option("--weight-decay", o.weight_decay, "AdamW weight decay (matrices only)")
+        ->capture_default_str();
+    c.add_option("--beta1", o.adamw.beta1, "AdamW beta1")->capture_default_str();
+    c.add_option("--beta2", o.adamw.beta2, "AdamW beta2")->capture_default_str();
+    c.add_option("--clip", o.clip, "Largest gradient norm, 0 for no clipping")
+        ->capture_default_str();
+    c.add_option("--dropout", o.dropout, "Dropout on attention weights and residual branches")
+        ->capture_default_str();
+    c.add_option("--init-std", o.init_std, "Standard deviation of the initial weights")
+        ->capture_default_str();
+    c.add_option("--val-fraction", o.val_fraction, "Share of the text held out for validation")
+        ->capture_default_str();
+    c.add_option("--eval-every", o.eval_every, "Steps between validation losses")
+        ->capture_default_str();
+    c.add_option("--log-every", o.log_every, "Steps between progress reports")
+        ->capture_default_str();
+    c.add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")
+        ->capture_default_str();
+    c.add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str();
+    c.add_option("--threads", threads, "Threads (0: every core)")->capture_default_str();
+    c.add_option("-f,--format", format, "Summary on stdout: text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  // The shape options, checked by the same code that reads weights.json.
+  void finish_options() {
+    Config& m = o.model;
+    if (d_k == 0) d_k = m.n_heads > 0 ? m.d_model / m.n_heads : 0;
+    if (d_v == 0) d_v = d_k;
+    m.d_k = d_k;
+    m.d_v = d_v;
+    m.d_ff = d_ff < 0 ? 4 * m.d_model : d_ff;
+    if (no_bos) m.bos_token.clear();
+    nlohmann::json config = config_to_json(m);
+    config["vocab_size"] = std::max(o.vocab_size, 1);
+    config["positional"] = positional;
+    config["norm"] = norm;
+    config["activation"] = activation;
+    config["scale"] = scale;
+    config["residual"] = !no_residual;
+    config["causal"] = !no_causal;
+    config["tied_classifier"] = !untied;
+    config["tokenizer"] = {{"lowercase", !no_lowercase},
+                           {"split_punctuation", !no_split_punctuation}};
+    try {
+      m = parse_config(config, "train");
+    } catch (const Error& e) {
+      // "train: field: what" -- a bad option, not a bad file.
+      throw Error(ExitCode::kUsage, e.what());
+    }
+    o.threads = threads;
+  }
+
+  int run() {
+    Progress progress;
+    TrainHooks hooks;
+    hooks.on_start = [&](const std::string& line) { progress.message(line); };
+    hooks.on_progress = [&](const TrainProgress& p) {
+      nlohmann::ordered_json record = {{"step", p.step},
+                                       {"steps", p.steps},
+                                       {"loss", p.loss},
+                                       {"lr", p.lr},
+                                       {"grad_norm", p.grad_norm},
+                                       {"tokens_per_s", std::round(p.tokens_per_second)},
+                                       {"elapsed_s", std::round(p.elapsed_seconds * 10) / 10},
+                                       {"eta_s", std::round(p.eta_seconds)}};
+      char text[200];
+      std::snprintf(text, sizeof text, "step %d/%d  %.0f tok/s  loss %.4f  lr %.2e  ETA %s", p.step,
+                    p.steps, p.tokens_per_second, p.loss, p.lr,
+                    format_duration(p.eta_seconds).c_str());
+      std::string bar = text;
+      if (p.val_loss) {
+        record["val_loss"] = *p.val_loss;
+        char val[64];
+        std::snprintf(val, sizeof val, "  val %.4f", *p.val_loss);
+        bar += val;
+      }
+      progress.update(static_cast<double>(p.step) / p.steps, bar, record);
+    };
+    hooks.should_stop = [] { return interrupted != 0; };
+    std::signal(SIGINT, on_interrupt);
+
+    TrainSummary s;
+    std::string dir = resume;
+    if (!resume.empty()) {
+      if (!o.corpus.empty() || !o.out_dir.empty()) {
+        throw Error(ExitCode::kUsage,
+                    "train: --resume DIR takes the corpus and options from DIR/checkpoint.json; "
+                    "give no corpus or --output with it");
+      }
+      s = resume_training(resume, hooks, threads > 0 ? std::optional<int>(threads) : std::nullopt);
+    } else {
+      finish_options();
+      dir = o.out_dir;
+      s = train(o, hooks);
+    }
+    progress.finish();
+    if (s.stopped) {
+      progress.message("interrupted at step " + std::to_string(s.steps_done) +
+                       "; saved; continue with: nextword train --resume " + dir);
+    }
+    nlohmann::ordered_json summary = {
+        {"model", dir},
+        {"parameters", s.parameters},
+        {"vocab_size", s.vocab_size},
+        {"documents", s.documents},
+        {"train_tokens", s.train_tokens},
+        {"val_tokens", s.val_tokens},
+        {"steps", s.steps_done},
+        {"completed", !s.stopped},
+        {"loss", s.loss},
+        {"val_loss", s.val_loss ? nlohmann::json(*s.val_loss) : nullptr},
+        {"seconds", std::round(s.seconds * 10) / 10},
+        {"tokens_per_s", std::round(s.tokens_per_second)}};
+    if (format == "json") {
+      write_line(summary.dump());
+    } else {
+      char text[400];
+      std::snprintf(text, sizeof text,
+                    "%s: %lld parameters, vocabulary %d, %d steps in %s (%.0f tokens/s), loss %.4f",
+                    dir.c_str(), static_cast<long long>(s.parameters), s.vocab_size, s.steps_done,
+                    format_duration(s.seconds).c_str(), s.tokens_per_second, s.loss);
+      std::string line = text;
+      if (s.val_loss) {
+        std::snprintf(text, sizeof text, ", validation loss %.4f", *s.val_loss);
+        line += text;
+      }
+      write_line(line);
+    }
+    return s.stopped ? kInterrupted : 0;
+  }
+};
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app, std::function<int()>& run) {
+  auto command = std::make_shared<TrainCommand>();
+  CLI::App* c = app.add_subcommand(
+      "train", "Train a model on text files and write it as vocab.json + weights.json");
+  command->add_to(*c);
+  run = [command] { return command->run(); };
+  return c;
+}
+
+}  // namespace nextword::cli

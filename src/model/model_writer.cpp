@@ -1,0 +1,85 @@
+#include "model/model_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "model/base64.h"
+#include "model/error.h"
+
+namespace nextword {
+namespace {
+
+Error io_error(const std::string& path, const std::string& what) {
+  return Error(ExitCode::kIo, path + ": " + what + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string temp = path + ".tmp." + std::to_string(getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw io_error(temp, "cannot create");
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const Error e = io_error(temp, "cannot write");
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw e;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const Error e = io_error(temp, "cannot flush");
+    ::unlink(temp.c_str());
+    throw e;
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const Error e = io_error(path, "cannot replace");
+    ::unlink(temp.c_str());
+    throw e;
+  }
+  // Make the rename itself durable.
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+std::string weights_json(const Model& model) {
+  static_assert(std::endian::native == std::endian::little,
+                "b64 tensors are little-endian float32; add a byte swap for this platform");
+  nlohmann::ordered_json root;
+  root["format"] = "nextword";
+  root["version"] = 1;
+  root["config"] = config_to_json(model.config);
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::object();
+  const Weights& w = model.weights;
+  for (size_t i = 0; i < w.tensors().size(); ++i) {
+    const TensorSpec& spec = w.tensors()[i];
+    const auto bytes = static_cast<size_t>(spec.size()) * sizeof(float);
+    tensors[spec.name] = {
+        {"shape", spec.shape},
+        {"dtype", "f32"},
+        {"b64", base64_encode({reinterpret_cast<const char*>(w.data(i)), bytes})}};
+  }
+  root["tensors"] = std::move(tensors);
+  return root.dump() + "\n";
+}
+
+void save_model(const Model& model, const ModelPaths& paths) {
+  write_file_atomically(paths.vocab, nlohmann::json(model.vocab.words()).dump() + "\n");
+  write_file_atomically(paths.weights, weights_json(model));
+}
+
+}  // namespace nextword

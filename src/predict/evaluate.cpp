@@ -1,0 +1,117 @@
+#include "predict/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "math/layers.h"
+#include "predict/transformer.h"
+#include "train/corpus.h"
+
+namespace nextword {
+
+double EvalResult::perplexity() const { return std::exp(cross_entropy); }
+double EvalResult::unknown_rate() const {
+  return tokens > 0 ? static_cast<double>(unknown) / static_cast<double>(tokens) : 0;
+}
+double EvalResult::top1_accuracy() const {
+  return tokens > 0 ? static_cast<double>(top1) / static_cast<double>(tokens) : 0;
+}
+double EvalResult::top5_accuracy() const {
+  return tokens > 0 ? static_cast<double>(top5) / static_cast<double>(tokens) : 0;
+}
+
+namespace {
+
+constexpr int kBatch = 32;
+
+struct Scorer {
+  const Model& model;
+  EvalResult& result;
+  double ce_sum = 0;
+
+  // Scores one row of logits against its target.
+  void score(float* logits, int target) {
+    const int V = model.config.vocab_size;
+    // The target's rank among the words predict can show (ties: lower id first).
+    const float mine = logits[target];
+    int better = 0;
+    for (int id = 0; id < V && better < 5; ++id) {
+      if (model.is_special(id)) continue;
+      better += logits[id] > mine || (logits[id] == mine && id < target);
+    }
+    const bool unknown = target == model.unk_id;
+    result.unknown += unknown;
+    result.top1 += !unknown && better == 0;
+    result.top5 += !unknown && better < 5;
+    // -ln softmax(logits)[target]
+    float max = logits[0];
+    for (int id = 1; id < V; ++id) max = std::max(max, logits[id]);
+    double sum = 0;
+    for (int id = 0; id < V; ++id) sum += std::exp(static_cast<double>(logits[id] - max));
+    ce_sum += std::log(sum) - (static_cast<double>(mine) - max);
+    ++result.tokens;
+  }
+};
+
+}  // namespace
+
+EvalResult evaluate(const Model& model, const std::vector<Document>& documents,
+                    const std::function<void(int64_t, int64_t)>& progress) {
+  const Config& c = model.config;
+  const int V = c.vocab_size, L = c.max_len;
+  EvalResult result;
+  Scorer scorer{model, result};
+  RunState state;
+
+  // Every document as the model reads it, and the total count of positions.
+  std::vector<std::vector<int>> sequences;
+  int64_t total = 0;
+  for (const Document& document : documents) {
+    std::vector<int> ids;
+    if (model.bos_id >= 0) ids.push_back(model.bos_id);
+    for (int id : to_ids(document, model.vocab, model.unk_id, model.bos_id)) ids.push_back(id);
+    if (ids.size() < 2) continue;
+    total += static_cast<int64_t>(ids.size()) - 1;
+    sequences.push_back(std::move(ids));
+  }
+  result.documents = static_cast<int64_t>(sequences.size());
+
+  // Windows that end at one position each (contexts longer than max_len), batched.
+  std::vector<int> windows, targets;
+  auto flush = [&] {
+    const int B = static_cast<int>(targets.size());
+    if (B == 0) return;
+    forward(model, state, windows.data(), B, L);
+    for (int b = 0; b < B; ++b)
+      scorer.score(state.logits.data() + static_cast<size_t>(b) * V,
+                   targets[static_cast<size_t>(b)]);
+    windows.clear();
+    targets.clear();
+    if (progress) progress(result.tokens, total);
+  };
+
+  for (const std::vector<int>& ids : sequences) {
+    const int n = static_cast<int>(ids.size());
+    // Positions 1 .. min(n-1, L): their contexts all start at the document's
+    // start, so one causal pass over the first tokens scores them all.
+    const int T = std::min(n - 1, L);
+    ForwardOptions all;
+    all.all_positions = true;
+    forward(model, state, ids.data(), 1, T, all);
+    for (int t = 0; t < T; ++t)
+      scorer.score(state.logits.data() + static_cast<size_t>(t) * V,
+                   ids[static_cast<size_t>(t) + 1]);
+    // Positions L+1 .. n-1: the last L words before each.
+    for (int target = L + 1; target < n; ++target) {
+      windows.insert(windows.end(), ids.begin() + (target - L), ids.begin() + target);
+      targets.push_back(ids[static_cast<size_t>(target)]);
+      if (static_cast<int>(targets.size()) == kBatch) flush();
+    }
+  }
+  flush();
+  result.cross_entropy = result.tokens > 0 ? scorer.ce_sum / static_cast<double>(result.tokens) : 0;
+  if (progress) progress(result.tokens, total);
+  return result;
+}
+
+}  // namespace nextword

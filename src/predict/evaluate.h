@@ -1,0 +1,36 @@
+// How well a model predicts a text: every next-word position, scored.
+//
+// Each document (text/documents.h) is read as prediction reads a phrase: the
+// bos token first, then its words. The word at position t is predicted from
+// the words before it, up to max_len of them (a sliding window), exactly as
+// `nextword predict` would from that context.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "model/model_file.h"
+#include "text/documents.h"
+
+namespace nextword {
+
+struct EvalResult {
+  int64_t documents = 0;
+  int64_t tokens = 0;        // positions scored
+  int64_t unknown = 0;       // of which the target word is not in the vocabulary
+  double cross_entropy = 0;  // mean -ln p(target), nats; an unknown target scores p(unk)
+  int64_t top1 = 0;          // target ranked first among the words predict can show
+  int64_t top5 = 0;          // ... in the first five. An unknown target is always a miss.
+
+  double perplexity() const;
+  double unknown_rate() const;
+  double top1_accuracy() const;
+  double top5_accuracy() const;
+};
+
+// `progress(done, total)` is called now and then with positions scored so far.
+EvalResult evaluate(const Model& model, const std::vector<Document>& documents,
+                    const std::function<void(int64_t, int64_t)>& progress = {});
+
+}  // namespace nextword

@@ -1,0 +1,25 @@
+// Reading text files into documents of words, for training and evaluation.
+//
+// A document ends at a line `<|endoftext|>` (the separator of the TinyStories
+// files), at a blank line, and at the end of each file. Words are the
+// tokenizer's (text/tokenizer.h), so training sees exactly what prediction sees.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+
+namespace nextword {
+
+using Document = std::vector<std::string>;
+
+// Throws Error(kIo) naming the file that cannot be read. Empty documents are dropped.
+std::vector<Document> read_documents(const std::vector<std::string>& paths,
+                                     const TokenizerOptions& options);
+
+// The same rules on text already in memory.
+void split_documents(const std::string& text, const TokenizerOptions& options,
+                     std::vector<Document>& out);
+
+}  // namespace nextword

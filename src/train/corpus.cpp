@@ -1,0 +1,93 @@
+#include "train/corpus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace nextword {
+
+bool is_valid_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t extra = 0;
+    uint32_t code = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1, code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2, code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3, code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;  // cut short
+    for (size_t k = 1; k <= extra; ++k) {
+      const auto next = static_cast<unsigned char>(s[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    const uint32_t smallest[] = {0, 0x80, 0x800, 0x10000};
+    if (code < smallest[extra] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+std::vector<std::string> build_vocabulary(const std::vector<Document>& documents, int size,
+                                          const std::string& unk, const std::string& bos) {
+  std::unordered_map<std::string, int64_t> counts;
+  for (const Document& document : documents) {
+    for (const std::string& word : document) ++counts[word];
+  }
+  std::vector<std::pair<std::string, int64_t>> ranked;
+  for (auto& [word, count] : counts) {
+    if (word != unk && word != bos && is_valid_utf8(word)) ranked.emplace_back(word, count);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::vector<std::string> words{unk};
+  if (!bos.empty()) words.push_back(bos);
+  for (const auto& [word, count] : ranked) {
+    if (static_cast<int>(words.size()) >= size) break;
+    words.push_back(word);
+  }
+  return words;
+}
+
+std::vector<int> to_ids(const Document& document, const Vocabulary& vocab, int unk_id, int bos_id) {
+  std::vector<int> ids;
+  ids.reserve(document.size());
+  for (const std::string& word : document) {
+    const int id = vocab.find(word);
+    ids.push_back(id < 0 || id == unk_id || id == bos_id ? unk_id : id);
+  }
+  return ids;
+}
+
+TokenStream make_token_stream(const std::vector<Document>& documents, const Vocabulary& vocab,
+                              int unk_id, int bos_id, double val_fraction) {
+  TokenStream s;
+  std::vector<int> all;
+  for (const Document& document : documents) {
+    if (bos_id >= 0) all.push_back(bos_id);
+    for (int id : to_ids(document, vocab, unk_id, bos_id)) {
+      all.push_back(id);
+      s.unknown += id == unk_id;
+    }
+    s.words += static_cast<int64_t>(document.size());
+    ++s.documents;
+  }
+  const auto val = static_cast<size_t>(std::floor(static_cast<double>(all.size()) * val_fraction));
+  s.train.assign(all.begin(), all.end() - static_cast<std::ptrdiff_t>(val));
+  s.val.assign(all.end() - static_cast<std::ptrdiff_t>(val), all.end());
+  return s;
+}
+
+}  // namespace nextword

@@ -1,0 +1,37 @@
+// The training text as token ids: the vocabulary built from it, and the
+// token stream split into a training and a validation part.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/vocabulary.h"
+#include "text/documents.h"
+
+namespace nextword {
+
+// `unk` and `bos` first (bos omitted when empty), then the most frequent words,
+// most frequent first (ties in byte order), up to `size` entries in all.
+// Words that are not valid UTF-8 cannot be stored in vocab.json and stay unknown.
+std::vector<std::string> build_vocabulary(const std::vector<Document>& documents, int size,
+                                          const std::string& unk, const std::string& bos);
+
+// A document's words as ids; unknown words, and words spelled like the special
+// tokens, become unk_id (the rule prediction uses).
+std::vector<int> to_ids(const Document& document, const Vocabulary& vocab, int unk_id, int bos_id);
+
+struct TokenStream {
+  std::vector<int> train;  // every document, each after a bos (when the model has one)
+  std::vector<int> val;    // the last val_fraction of the stream
+  int64_t documents = 0;
+  int64_t words = 0;
+  int64_t unknown = 0;  // words that became unk
+};
+
+TokenStream make_token_stream(const std::vector<Document>& documents, const Vocabulary& vocab,
+                              int unk_id, int bos_id, double val_fraction);
+
+bool is_valid_utf8(const std::string& s);
+
+}  // namespace nextword

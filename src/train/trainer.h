@@ -1,0 +1,90 @@
+// Training a model from text: vocabulary, initialization, mini-batches of
+// fixed-length windows, AdamW with warmup and cosine decay, gradient
+// clipping, dropout, validation, checkpoints and exact resume.
+//
+// Every random choice (initial weights, which windows make up step s's batch,
+// the dropout masks of step s) is a pure function of (seed, step, index), so a
+// run is reproducible at a given thread count and a resumed run continues
+// exactly where the checkpoint stopped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "train/adamw.h"
+
+namespace nextword {
+
+struct TrainOptions {
+  std::vector<std::string> corpus;  // text files
+  std::string out_dir;              // vocab.json, weights.json, checkpoint.json
+  Config model;                     // the shape (vocab_size is set from the corpus)
+  int vocab_size = 4096;            // largest vocabulary, <unk> and <bos> included
+  bool attention_bias = false;      // train the optional b_q, b_k, b_v, b_o
+  bool classifier_bias = false;     // train the optional classifier_bias
+  int batch = 32;                   // windows per step
+  int steps = 2000;
+  int warmup = 100;           // steps of linear warmup
+  float lr = 2e-3f;           // peak learning rate
+  float min_lr = 2e-4f;       // where the cosine decay ends
+  float weight_decay = 0.1f;  // on matrices only
+  AdamWOptions adamw;
+  float clip = 1.0f;  // largest gradient norm (0: no clipping)
+  float dropout = 0.1f;
+  float init_std = 0.02f;
+  double val_fraction = 0.05;
+  int eval_every = 200;  // steps between validation losses (0: only at the end)
+  int log_every = 10;
+  int checkpoint_every = 500;  // 0: only at the end
+  uint64_t seed = 1;
+  int threads = 0;  // 0: every core
+};
+
+// What the trainer reports as it goes.
+struct TrainProgress {
+  int step = 0;  // steps done
+  int steps = 0;
+  double loss = 0;  // mean training loss since the last report
+  std::optional<double> val_loss;
+  double lr = 0;
+  double grad_norm = 0;
+  double tokens_per_second = 0;
+  double elapsed_seconds = 0;
+  double eta_seconds = 0;
+};
+
+struct TrainSummary {
+  int64_t parameters = 0;
+  int vocab_size = 0;
+  int64_t documents = 0, train_tokens = 0, val_tokens = 0;
+  double unknown_rate = 0;
+  int steps_done = 0;
+  bool stopped = false;  // interrupted (should_stop) before the last step
+  double loss = 0;
+  std::optional<double> val_loss;
+  double seconds = 0;
+  double tokens_per_second = 0;
+};
+
+struct TrainHooks {
+  std::function<void(const std::string&)> on_start;  // one line about the data and model
+  std::function<void(const TrainProgress&)> on_progress;
+  std::function<bool()> should_stop;  // checked after every step (Ctrl-C)
+};
+
+// A fresh run. Throws Error (kUsage for bad options, kIo for files).
+TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);
+
+// Continues the run whose checkpoint is in `dir`, with the options it was
+// started with (the corpus files must be unchanged).
+TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
+                             std::optional<int> threads);
+
+// The learning rate at step s (0-based): linear warmup, then cosine decay.
+double learning_rate(const TrainOptions& options, int step);
+
+}  // namespace nextword
