@@ -74,7 +74,7 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
   }
 }
 
-void softmax_forward(float* row, int n) {
+double softmax_forward(float* row, int n) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   float max = -kInf;
   for (int j = 0; j < n; ++j) max = std::fmax(max, row[j]);
@@ -90,6 +90,7 @@ void softmax_forward(float* row, int n) {
   }
   const auto inverse = static_cast<float>(1.0 / sum);
   for (int j = 0; j < n; ++j) row[j] *= inverse;
+  return static_cast<double>(max) + std::log(sum);
 }
 
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
@@ -192,9 +193,11 @@ double crossentropy_forward_backward(float* logits, const int* targets, int N, i
 #pragma omp parallel for schedule(static) if (area(N, V) >= kParallelRows)
   for (int t = 0; t < N; ++t) {
     float* row = logits + area(t, V);
-    softmax_forward(row, V);
     const int target = targets[t];
-    losses[static_cast<size_t>(t)] = -std::log(std::max(static_cast<double>(row[target]), 1e-30));
+    // -ln softmax(row)[target] = logsumexp(row) - row[target], exact even
+    // where the probability underflows float32.
+    const double target_logit = row[target];
+    losses[static_cast<size_t>(t)] = softmax_forward(row, V) - target_logit;
     for (int j = 0; j < V; ++j) row[j] *= scale;
     row[target] -= scale;
   }

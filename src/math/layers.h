@@ -33,8 +33,9 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
                        int d, float eps);
 
 // row[n] = softmax(row); entries of -inf get probability 0. Stable for any
-// finite input (the maximum is subtracted first).
-void softmax_forward(float* row, int n);
+// finite input (the maximum is subtracted first). Returns ln sum_j e^row[j]
+// (of the input), the normalizer that cross-entropy needs.
+double softmax_forward(float* row, int n);
 
 // Scaled dot-product attention for every head (h heads, row-major):
 //   Q[T, h*d_k], K[T, h*d_k], V[T, h*d_v]

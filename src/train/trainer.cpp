@@ -186,8 +186,7 @@ int64_t file_size(const std::string& path) {
 struct Run {
   TrainOptions options;
   Model model;
-  std::vector<float> m, v, grads;
-  std::vector<bool> decayed;  // per tensor: weight decay applies (matrices)
+  std::optional<Optimizer> optimizer;
   TokenStream data;
   std::vector<int64_t> corpus_bytes;
   int step = 0;        // steps done
@@ -205,16 +204,6 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos};
-}
-
-void prepare(Run& run) {
-  const Model& model = run.model;
-  const size_t n = static_cast<size_t>(model.weights.parameter_count());
-  run.grads.assign(n, 0.0f);
-  if (run.m.empty()) run.m.assign(n, 0.0f);
-  if (run.v.empty()) run.v.assign(n, 0.0f);
-  for (const TensorSpec& spec : model.weights.tensors())
-    run.decayed.push_back(spec.shape.size() == 2);
 }
 
 void load_data(Run& run, const std::vector<Document>& documents) {
@@ -300,32 +289,11 @@ void save_checkpoint(const Run& run) {
   j["corpus_bytes"] = run.corpus_bytes;
   j["vocab"] = run.model.vocab.words();
   j["params"] = b64_of(run.model.weights);
-  j["adam_m"] = b64_of(run.m);
-  j["adam_v"] = b64_of(run.v);
+  j["adam_m"] = b64_of(run.optimizer->m);
+  j["adam_v"] = b64_of(run.optimizer->v);
   // The model first: a checkpoint never points past the weights on disk.
   save_model(run.model, run.model.paths);
   write_file_atomically(checkpoint_path(run.options.out_dir), j.dump() + "\n");
-}
-
-// Applies one step's gradients: clip, AdamW per tensor (decay on matrices only).
-double optimizer_step(Run& run, int step) {
-  Weights& w = run.model.weights;
-  const size_t n = run.grads.size();
-  const double norm = gradient_norm(run.grads.data(), n);
-  if (run.options.clip > 0 && norm > run.options.clip) {
-    const auto scale = static_cast<float>(run.options.clip / norm);
-    for (float& g : run.grads) g *= scale;
-  }
-  const auto lr = static_cast<float>(learning_rate(run.options, step));
-  size_t offset = 0;
-  for (size_t t = 0; t < w.tensors().size(); ++t) {
-    const auto size = static_cast<size_t>(w.tensors()[t].size());
-    adamw_update(w.values() + offset, run.grads.data() + offset, run.m.data() + offset,
-                 run.v.data() + offset, size, lr, run.decayed[t] ? run.options.weight_decay : 0.0f,
-                 run.options.adamw, step + 1);
-    offset += size;
-  }
-  return norm;
 }
 
 void set_threads(int threads) {
@@ -358,7 +326,6 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   if (run.step == 0) save_model(run.model, run.model.paths);  // the vocabulary at once
 
   RunState state;
-  GradState grad_state;
   std::vector<int> inputs, targets;
   const auto started = Clock::now();
   const int start_step = run.step;
@@ -391,15 +358,10 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   while (run.step < o.steps) {
     const int step = run.step;
     sample_batch(run, step, inputs, targets);
-    ForwardOptions fo;
-    fo.all_positions = true;
-    fo.dropout = o.dropout;
-    fo.seed = random_bits(o.seed, kDropout, static_cast<uint64_t>(step), 0);
-    forward(run.model, state, inputs.data(), o.batch, c.max_len, fo);
-    last_loss = loss_forward_backward(state, targets.data(), c.vocab_size);
-    std::fill(run.grads.begin(), run.grads.end(), 0.0f);
-    backward(run.model, state, grad_state, run.grads.data());
-    grad_norm = optimizer_step(run, step);
+    last_loss =
+        train_step(run.model, *run.optimizer, o, step, inputs.data(), targets.data(), o.batch,
+                   c.max_len, random_bits(o.seed, kDropout, static_cast<uint64_t>(step), 0));
+    grad_norm = run.optimizer->grad_norm;
     run.step = step + 1;
     loss_sum += last_loss;
     ++loss_count;
@@ -433,6 +395,45 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
 
 }  // namespace
 
+Optimizer::Optimizer(const Weights& weights) {
+  const auto n = static_cast<size_t>(weights.parameter_count());
+  grads.assign(n, 0.0f);
+  m.assign(n, 0.0f);
+  v.assign(n, 0.0f);
+  for (const TensorSpec& spec : weights.tensors()) decayed.push_back(spec.shape.size() == 2);
+}
+
+double Optimizer::update(Weights& w, const TrainOptions& o, int s) {
+  grad_norm = gradient_norm(grads.data(), grads.size());
+  if (o.clip > 0 && grad_norm > o.clip) {
+    const auto scale = static_cast<float>(o.clip / grad_norm);
+    for (float& g : grads) g *= scale;
+  }
+  const auto lr = static_cast<float>(learning_rate(o, s));
+  size_t offset = 0;
+  for (size_t t = 0; t < w.tensors().size(); ++t) {
+    const auto size = static_cast<size_t>(w.tensors()[t].size());
+    adamw_update(w.values() + offset, grads.data() + offset, m.data() + offset, v.data() + offset,
+                 size, lr, decayed[t] ? o.weight_decay : 0.0f, o.adamw, s + 1);
+    offset += size;
+  }
+  return grad_norm;
+}
+
+double train_step(Model& model, Optimizer& optimizer, const TrainOptions& o, int s,
+                  const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed) {
+  ForwardOptions fo;
+  fo.all_positions = true;
+  fo.dropout = o.dropout;
+  fo.seed = dropout_seed;
+  forward(model, optimizer.state, inputs, B, T, fo);
+  const double loss = loss_forward_backward(optimizer.state, targets, model.config.vocab_size);
+  std::fill(optimizer.grads.begin(), optimizer.grads.end(), 0.0f);
+  backward(model, optimizer.state, optimizer.grad_state, optimizer.grads.data());
+  optimizer.update(model.weights, o, s);
+  return loss;
+}
+
 double learning_rate(const TrainOptions& o, int step) {
   if (step < o.warmup) return o.lr * (step + 1) / o.warmup;
   const int decay_steps = std::max(o.steps - o.warmup, 1);
@@ -452,7 +453,7 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
                                            options.model.bos_token));
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
-  prepare(run);
+  run.optimizer.emplace(run.model.weights);
   load_data(run, documents);
   return run_training(run, hooks);
 }
@@ -490,11 +491,11 @@ TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
     }
   }
   set_threads(run.options.threads);
-  prepare(run);
+  run.optimizer.emplace(run.model.weights);
   const auto n = static_cast<size_t>(run.model.weights.parameter_count());
   decode_into(run.model.weights.values(), n, j, file, "params");
-  decode_into(run.m.data(), n, j, file, "adam_m");
-  decode_into(run.v.data(), n, j, file, "adam_v");
+  decode_into(run.optimizer->m.data(), n, j, file, "adam_m");
+  decode_into(run.optimizer->v.data(), n, j, file, "adam_v");
   load_data(run, read_documents(run.options.corpus, run.options.model.tokenizer));
   return run_training(run, hooks);
 }

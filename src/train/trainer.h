@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/model_file.h"
+#include "predict/transformer.h"
 #include "train/adamw.h"
+#include "train/backward.h"
 
 namespace nextword {
 
@@ -75,6 +78,26 @@ struct TrainHooks {
   std::function<void(const TrainProgress&)> on_progress;
   std::function<bool()> should_stop;  // checked after every step (Ctrl-C)
 };
+
+// The optimizer state of a run: gradients and AdamW's moments, each an arena
+// laid out like the model's weights (Weights::values()).
+struct Optimizer {
+  explicit Optimizer(const Weights& weights);
+  std::vector<float> grads, m, v;
+  std::vector<bool> decayed;  // per tensor: weight decay applies (matrices only)
+  double grad_norm = 0;       // of the last update, before clipping
+  RunState state;             // the step's activations
+  GradState grad_state;
+
+  // Clips the gradients to options.clip and applies AdamW with step s's
+  // learning rate (s counted from 0). Returns the gradient norm before clipping.
+  double update(Weights& weights, const TrainOptions& options, int s);
+};
+
+// One training step, as `train` runs it: forward (with dropout), loss,
+// backward and update on the batch inputs/targets [B, T]. Returns the loss.
+double train_step(Model& model, Optimizer& optimizer, const TrainOptions& options, int s,
+                  const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed);
 
 // A fresh run. Throws Error (kUsage for bad options, kIo for files).
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);

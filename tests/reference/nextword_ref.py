@@ -143,6 +143,11 @@ class Model:
 
     def forward(self, ids):
         """Returns (logits [V], attention [L][h][T][T]) for the last position."""
+        logits, attention = self.forward_all(ids)
+        return logits[-1], attention
+
+    def forward_all(self, ids):
+        """Returns (logits [T, V], attention [L][h][T][T]) for every position."""
         c, W = self.config, self.tensors
         T, d, h, dk, dv = len(ids), c["d_model"], c["n_heads"], c["d_k"], c["d_v"]
         X = W["embedding"][torch.tensor(ids)]
@@ -179,9 +184,9 @@ class Model:
                 H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
                 Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
                 X = X + Fo if c["residual"] else Fo
-        z = self.norm(X[-1], "final_norm")
+        Z = self.norm(X, "final_norm")
         C = W["embedding"] if c["tied_classifier"] else W["classifier"]
-        logits = C @ z
+        logits = Z @ C.T
         if "classifier_bias" in W:
             logits = logits + W["classifier_bias"]
         return logits, attention
