@@ -9,6 +9,10 @@ namespace {
 
 size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
 
+// Windows are attended to in parallel only when there is enough work (N*T
+// scores per head) to pay for waking the threads.
+constexpr size_t kParallelAttention = 1 << 14;
+
 // Grows the buffers to fit B windows of T tokens; capacity is kept between calls.
 void reserve(RunState& s, const Config& c, int B, int T, bool all_positions, bool dropout) {
   const int N = B * T, d = c.d_model;
@@ -107,7 +111,7 @@ void forward(const Model& model, RunState& s, const int* ids, int B, int T,
     if (dropout)
       dropout_mask(ls.A_mask.data(), ls.A_mask.size(), o.dropout, site_seed(o, site + 1));
     const size_t attention = static_cast<size_t>(h) * area(T, T);
-#pragma omp parallel for schedule(static) if (B > 1)
+#pragma omp parallel for schedule(static) if (B > 1 && area(N, T) >= kParallelAttention)
     for (int b = 0; b < B; ++b) {
       const size_t row = area(b * T, 1), a = static_cast<size_t>(b) * attention;
       attention_forward(ls.heads.data() + row * v, ls.A.data() + a, ls.Q.data() + row * qk,

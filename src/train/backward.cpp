@@ -9,6 +9,10 @@ namespace {
 
 size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
 
+// Windows are attended to in parallel only when there is enough work (N*T
+// scores per head) to pay for waking the threads.
+constexpr size_t kParallelAttention = 1 << 14;
+
 void zero(std::vector<float>& v, size_t n) { v.assign(n, 0.0f); }
 
 // d_in += d out / d in for out = norm(in), or d_in += d_out without a norm.
@@ -93,7 +97,7 @@ void backward(const Model& model, RunState& s, GradState& g, float* grads) {
     g.dS.resize(static_cast<size_t>(B) * area(T, T));
     const bool dropout = !ls.A_mask.empty();
     const size_t attention = static_cast<size_t>(h) * area(T, T);
-#pragma omp parallel for schedule(static) if (B > 1)
+#pragma omp parallel for schedule(static) if (B > 1 && area(N, T) >= kParallelAttention)
     for (int b = 0; b < B; ++b) {
       const size_t row = area(b * T, 1), a = static_cast<size_t>(b) * attention;
       attention_backward(
