@@ -13,6 +13,12 @@ import unittest
 
 NEXTWORD = DATA = None
 USAGE, MODEL, INPUT, IO = 2, 3, 4, 5
+INTERRUPTED = 130
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
@@ -236,7 +242,7 @@ class Info(unittest.TestCase):
         self.assertIn("layers.0.attn.w_q", text)
 
     def test_help_and_version(self):
-        for command in ([], ["predict"], ["attention"], ["info"]):
+        for command in ([], ["predict"], ["attention"], ["info"], ["train"], ["eval"]):
             r = run(*command, "--help")
             self.assertEqual(r.returncode, 0)
             self.assertIn("Usage:", r.stdout)
@@ -244,6 +250,121 @@ class Info(unittest.TestCase):
         r = run("--version")
         self.assertEqual(r.returncode, 0)
         self.assertRegex(r.stdout, r"^nextword \d+\.\d+\.\d+")
+
+
+STORY = ("Once upon a time there was a little cat. The cat liked to play in the sun. "
+         "One day the cat saw a big dog. The dog was kind and they played all day.\n")
+TINY = ["--vocab-size", "40", "--d-model", "16", "--layers", "1", "--heads", "2",
+        "--context", "16", "--batch", "8", "--warmup", "10", "--lr", "1e-2", "--dropout", "0",
+        "--val-fraction", "0.1", "--threads", "1"]
+
+
+class TrainAndEval(unittest.TestCase):
+    """A new user's path: their own text in, a model out, predictions from it."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.text = os.path.join(self.tmp, "stories.txt")
+        with open(self.text, "w", encoding="utf-8") as f:
+            for _ in range(40):
+                f.write(STORY + "\n<|endoftext|>\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def train(self, *extra):
+        out = os.path.join(self.tmp, "model")
+        return out, run("train", self.text, "-o", out, *TINY, *extra)
+
+    def test_train_then_predict_and_eval(self):
+        out, r = self.train("--steps", "200", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        summary = json.loads(r.stdout)
+        self.assertEqual(summary["steps"], 200)
+        self.assertTrue(summary["completed"])
+        self.assertLess(summary["loss"], 0.5)  # the story is learned by heart
+        # stderr is not a terminal: one JSON line per report, after the opening note.
+        lines = r.stderr.strip().split("\n")
+        self.assertIn("training", lines[0])
+        reports = [json.loads(line) for line in lines[1:]]
+        self.assertEqual([p["step"] for p in reports], list(range(10, 201, 10)))
+        self.assertIn("val_loss", reports[-1])
+        self.assertEqual(sorted(os.listdir(out)), ["checkpoint.json", "vocab.json", "weights.json"])
+
+        p = run("predict", "-m", out, "-k", "1", "once upon a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split()[0], "time")
+        p = run("predict", "-m", out, "-k", "1", "the cat saw a big")
+        self.assertEqual(p.stdout.split()[0], "dog")
+
+        e = run("eval", self.text, "-m", out, "-f", "json")
+        self.assertEqual(e.returncode, 0, e.stderr)
+        result = json.loads(e.stdout)
+        self.assertEqual(list(result), ["documents", "tokens", "unknown_rate", "cross_entropy",
+                                        "perplexity", "top1", "top5"])
+        self.assertEqual(result["documents"], 40)
+        self.assertEqual(result["unknown_rate"], 0)
+        self.assertGreater(result["top1"], 0.8)
+        self.assertAlmostEqual(result["perplexity"], 2.718281828 ** result["cross_entropy"], 5)
+        text = run("eval", self.text, "-m", out).stdout
+        self.assertIn("perplexity", text)
+
+    def test_same_seed_same_model(self):
+        out, r = self.train("--steps", "30")
+        first = read(os.path.join(out, "weights.json"))
+        out, r = self.train("--steps", "30")
+        self.assertEqual(first, read(os.path.join(out, "weights.json")))
+        out, r = self.train("--steps", "30", "--seed", "2")
+        self.assertNotEqual(first, read(os.path.join(out, "weights.json")))
+
+    def test_ctrl_c_saves_and_resume_reaches_the_uninterrupted_weights(self):
+        steps = ["--steps", "1500", "--log-every", "1", "--checkpoint-every", "0"]
+        whole, r = self.train(*steps)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        expected = read(os.path.join(whole, "weights.json"))
+
+        out = os.path.join(self.tmp, "stopped")
+        process = subprocess.Popen([NEXTWORD, "train", self.text, "-o", out, *TINY, *steps],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process.stderr.readline()  # the opening note
+        process.stderr.readline()  # the first step is done
+        process.send_signal(2)  # SIGINT, as Ctrl-C sends
+        stdout, stderr = process.communicate(timeout=120)
+        self.assertEqual(process.returncode, INTERRUPTED, stderr)
+        self.assertIn("nextword train --resume " + out, stderr)
+        self.assertFalse(json.loads(stdout)["completed"] if stdout.startswith("{") else False)
+        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
+            stopped_at = json.load(f)["step"]
+        self.assertLess(stopped_at, 1500)
+        p = run("predict", "-m", out, "once upon a")  # what was saved loads
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+        r = run("train", "--resume", out, "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["steps"], 1500)
+        self.assertEqual(expected, read(os.path.join(out, "weights.json")))
+
+    def test_errors(self):
+        r = run("train", os.path.join(self.tmp, "missing.txt"), "-o", self.tmp + "/m")
+        self.assertEqual(r.returncode, IO)
+        self.assertIn("missing.txt", r.stderr)
+        self.assertEqual(r.stdout, "")
+        r = run("train", self.text, "-o", self.tmp + "/m", "--heads", "0")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertEqual(r.stdout, "")
+        r = run("train", self.text, "-o", self.tmp + "/m", "--positional", "rotary")
+        self.assertEqual(r.returncode, USAGE)
+        r = run("train", self.text)
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("--output", r.stderr)
+        r = run("train", "--resume", self.tmp)
+        self.assertEqual(r.returncode, IO)
+        self.assertIn("checkpoint.json", r.stderr)
+        r = run("eval", os.path.join(self.tmp, "missing.txt"), "-m",
+                os.path.join(DATA, "examples", "fruit"))
+        self.assertEqual(r.returncode, IO)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(len(r.stderr.strip().split("\n")), 1)
 
 
 if __name__ == "__main__":
