@@ -26,7 +26,7 @@ from nextword_ref import Model  # noqa: E402
 # eps those parameters would move by +-lr at random and the (float32) C++ run
 # and the (float64) reference would part ways on chaotic random models, which
 # says nothing about the optimizer's code.
-ADAMW = {"steps": 10, "warmup": 3, "lr": 1e-2, "min_lr": 1e-3, "weight_decay": 0.1,
+ADAMW = {"steps": 10, "warmup": 3, "lr": 5e-3, "min_lr": 5e-4, "weight_decay": 0.1,
          "beta1": 0.85, "beta2": 0.97, "eps": 1e-4, "clip": 0.5}
 
 
