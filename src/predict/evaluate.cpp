@@ -63,50 +63,54 @@ EvalResult evaluate(const Model& model, const std::vector<Document>& documents,
   Scorer scorer{model, result};
   RunState state;
 
-  // Every document as the model reads it, and the total count of positions.
-  std::vector<std::vector<int>> sequences;
-  int64_t total = 0;
+  // The text as the model was trained on it: every document after a bos,
+  // back to back. Contexts slide over this stream, across document ends, as
+  // the training windows do; every word is scored, bos tokens are not.
+  std::vector<int> stream;
   for (const Document& document : documents) {
-    std::vector<int> ids;
-    if (model.bos_id >= 0) ids.push_back(model.bos_id);
-    for (int id : to_ids(document, model.vocab, model.unk_id, model.bos_id)) ids.push_back(id);
-    if (ids.size() < 2) continue;
-    total += static_cast<int64_t>(ids.size()) - 1;
-    sequences.push_back(std::move(ids));
+    if (document.empty()) continue;
+    ++result.documents;
+    if (model.bos_id >= 0) stream.push_back(model.bos_id);
+    for (int id : to_ids(document, model.vocab, model.unk_id, model.bos_id)) stream.push_back(id);
   }
-  result.documents = static_cast<int64_t>(sequences.size());
+  const int n = static_cast<int>(stream.size());
+  int64_t total = 0;
+  for (int t = 1; t < n; ++t) total += stream[static_cast<size_t>(t)] != model.bos_id;
 
-  // Windows that end at one position each (contexts longer than max_len), batched.
   std::vector<int> windows, targets;
   auto flush = [&] {
     const int B = static_cast<int>(targets.size());
     if (B == 0) return;
     forward(model, state, windows.data(), B, L);
-    for (int b = 0; b < B; ++b)
+    for (int b = 0; b < B; ++b) {
       scorer.score(state.logits.data() + static_cast<size_t>(b) * V,
                    targets[static_cast<size_t>(b)]);
+    }
     windows.clear();
     targets.clear();
     if (progress) progress(result.tokens, total);
   };
 
-  for (const std::vector<int>& ids : sequences) {
-    const int n = static_cast<int>(ids.size());
-    // Positions 1 .. min(n-1, L): their contexts all start at the document's
-    // start, so one causal pass over the first tokens scores them all.
-    const int T = std::min(n - 1, L);
+  // Positions 1 .. min(n-1, L): their contexts all start at the stream's
+  // start, so one causal pass over the first tokens scores them all.
+  const int T = std::min(n - 1, L);
+  if (T > 0) {
     ForwardOptions all;
     all.all_positions = true;
-    forward(model, state, ids.data(), 1, T, all);
-    for (int t = 0; t < T; ++t)
-      scorer.score(state.logits.data() + static_cast<size_t>(t) * V,
-                   ids[static_cast<size_t>(t) + 1]);
-    // Positions L+1 .. n-1: the last L words before each.
-    for (int target = L + 1; target < n; ++target) {
-      windows.insert(windows.end(), ids.begin() + (target - L), ids.begin() + target);
-      targets.push_back(ids[static_cast<size_t>(target)]);
-      if (static_cast<int>(targets.size()) == kBatch) flush();
+    forward(model, state, stream.data(), 1, T, all);
+    for (int t = 0; t < T; ++t) {
+      const int target = stream[static_cast<size_t>(t) + 1];
+      if (target != model.bos_id)
+        scorer.score(state.logits.data() + static_cast<size_t>(t) * V, target);
     }
+  }
+  // Positions L+1 .. n-1: the last L tokens before each, in batches.
+  for (int t = L + 1; t < n; ++t) {
+    const int target = stream[static_cast<size_t>(t)];
+    if (target == model.bos_id) continue;
+    windows.insert(windows.end(), stream.begin() + (t - L), stream.begin() + t);
+    targets.push_back(target);
+    if (static_cast<int>(targets.size()) == kBatch) flush();
   }
   flush();
   result.cross_entropy = result.tokens > 0 ? scorer.ce_sum / static_cast<double>(result.tokens) : 0;

@@ -1,9 +1,9 @@
 // How well a model predicts a text: every next-word position, scored.
 //
-// Each document (text/documents.h) is read as prediction reads a phrase: the
-// bos token first, then its words. The word at position t is predicted from
-// the words before it, up to max_len of them (a sliding window), exactly as
-// `nextword predict` would from that context.
+// The text is read as training reads it: each document (text/documents.h)
+// after a bos token, back to back. The word at position t is predicted from
+// the max_len tokens before it (a sliding window over that stream, fewer at
+// its start), exactly as `nextword predict` would from that context.
 #pragma once
 
 #include <cstdint>
