@@ -12,6 +12,21 @@ namespace {
 size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
 // Row loops over this many floats are worth spreading over the threads.
 constexpr size_t kParallelRows = 1 << 14;
+
+struct RowStatistics {
+  double mean, rstd;  // rstd = 1 / sqrt(biased variance + eps)
+};
+
+// Accumulated in double: rows can be long and values far from zero.
+RowStatistics row_statistics(const float* x, int d, float eps) {
+  double mean = 0.0;
+  for (int j = 0; j < d; ++j) mean += x[j];
+  mean /= d;
+  double var = 0.0;
+  for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
+  var /= d;
+  return {mean, 1.0 / std::sqrt(var + eps)};
+}
 }  // namespace
 
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
@@ -60,14 +75,7 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
   for (int t = 0; t < T; ++t) {
     const float* x = in + static_cast<size_t>(t) * static_cast<size_t>(d);
     float* y = out + static_cast<size_t>(t) * static_cast<size_t>(d);
-    // Accumulate in double: rows can be long and values far from zero.
-    double mean = 0.0;
-    for (int j = 0; j < d; ++j) mean += x[j];
-    mean /= d;
-    double var = 0.0;
-    for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
-    var /= d;
-    const double rstd = 1.0 / std::sqrt(var + eps);
+    const auto [mean, rstd] = row_statistics(x, d, eps);
     for (int j = 0; j < d; ++j) {
       y[j] = static_cast<float>((x[j] - mean) * rstd) * weight[j] + bias[j];
     }
@@ -256,12 +264,7 @@ void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float
     const float* x = in + area(t, d);
     const float* dy = d_out + area(t, d);
     float* dx = d_in + area(t, d);
-    double mean = 0.0, var = 0.0;
-    for (int j = 0; j < d; ++j) mean += x[j];
-    mean /= d;
-    for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
-    var /= d;
-    const double rstd = 1.0 / std::sqrt(var + eps);
+    const auto [mean, rstd] = row_statistics(x, d, eps);
     // dnorm = dy * weight; dx = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm))
     double dnorm_mean = 0.0, dnorm_norm_mean = 0.0;
     for (int j = 0; j < d; ++j) {
@@ -281,12 +284,7 @@ void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float
   for (int t = 0; t < T; ++t) {
     const float* x = in + area(t, d);
     const float* dy = d_out + area(t, d);
-    double mean = 0.0, var = 0.0;
-    for (int j = 0; j < d; ++j) mean += x[j];
-    mean /= d;
-    for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
-    var /= d;
-    const double rstd = 1.0 / std::sqrt(var + eps);
+    const auto [mean, rstd] = row_statistics(x, d, eps);
     for (int j = 0; j < d; ++j) {
       d_weight[j] += static_cast<float>((x[j] - mean) * rstd) * dy[j];
       d_bias[j] += dy[j];
