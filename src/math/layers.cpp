@@ -9,7 +9,6 @@
 
 namespace nextword {
 namespace {
-size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
 // Row loops over this many floats are worth spreading over the threads.
 constexpr size_t kParallelRows = 1 << 14;
 
@@ -167,23 +166,12 @@ void classifier_forward(float* logits, const float* Z, const float* C, const flo
   }
 }
 
-namespace {
-// splitmix64: a counter-based generator, so any element's random number can
-// be computed on its own, by any thread, in any order.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
 void dropout_mask(float* mask, size_t n, float p, uint64_t seed) {
   const float keep = 1.0f / (1.0f - p);
-  const uint64_t base = mix(seed);
+  const uint64_t base = splitmix64(seed);
 #pragma omp parallel for schedule(static) if (n >= kParallelElements)
   for (size_t i = 0; i < n; ++i) {
-    const float u = static_cast<float>(mix(base ^ i) >> 40) * 0x1p-24f;  // [0, 1)
+    const float u = static_cast<float>(splitmix64(base ^ i) >> 40) * 0x1p-24f;  // [0, 1)
     mask[i] = u < p ? 0.0f : keep;
   }
 }

@@ -11,6 +11,25 @@
 
 namespace nextword {
 
+// Floats in a [rows, cols] matrix, computed in size_t.
+inline size_t area(int rows, int cols) {
+  return static_cast<size_t>(rows) * static_cast<size_t>(cols);
+}
+
+// splitmix64: a counter-based generator, so any element's random number can
+// be computed on its own, by any thread, in any order (dropout masks, the
+// trainer's initialization and batches).
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Windows are attended to in parallel only when there is enough work (N*T
+// scores per head) to pay for waking the threads.
+constexpr size_t kParallelAttention = 1 << 14;
+
 // out[T, n] = in[T, m] W[m, n] (+ b[n] on every row, when b is not null)
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
                     int n);

@@ -5,7 +5,7 @@
 
 #include "math/layers.h"
 #include "predict/transformer.h"
-#include "train/corpus.h"
+#include "text/documents.h"
 
 namespace nextword {
 
@@ -29,7 +29,7 @@ struct Scorer {
   EvalResult& result;
   double ce_sum = 0;
 
-  // Scores one row of logits against its target.
+  // Scores one row of logits against its target (the row becomes probabilities).
   void score(float* logits, int target) {
     const int V = model.config.vocab_size;
     // The target's rank among the words predict can show (ties: lower id first).
@@ -43,12 +43,8 @@ struct Scorer {
     result.unknown += unknown;
     result.top1 += !unknown && better == 0;
     result.top5 += !unknown && better < 5;
-    // -ln softmax(logits)[target]
-    float max = logits[0];
-    for (int id = 1; id < V; ++id) max = std::max(max, logits[id]);
-    double sum = 0;
-    for (int id = 0; id < V; ++id) sum += std::exp(static_cast<double>(logits[id] - max));
-    ce_sum += std::log(sum) - (static_cast<double>(mine) - max);
+    // -ln softmax(logits)[target] = logsumexp(logits) - logit[target]
+    ce_sum += softmax_forward(logits, V) - static_cast<double>(mine);
     ++result.tokens;
   }
 };

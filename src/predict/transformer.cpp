@@ -7,12 +7,6 @@
 namespace nextword {
 namespace {
 
-size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
-
-// Windows are attended to in parallel only when there is enough work (N*T
-// scores per head) to pay for waking the threads.
-constexpr size_t kParallelAttention = 1 << 14;
-
 // Grows the buffers to fit B windows of T tokens; capacity is kept between calls.
 void reserve(RunState& s, const Config& c, int B, int T, bool all_positions, bool dropout) {
   const int N = B * T, d = c.d_model;

@@ -7,12 +7,6 @@
 namespace nextword {
 namespace {
 
-size_t area(int rows, int cols) { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
-
-// Windows are attended to in parallel only when there is enough work (N*T
-// scores per head) to pay for waking the threads.
-constexpr size_t kParallelAttention = 1 << 14;
-
 void zero(std::vector<float>& v, size_t n) { v.assign(n, 0.0f); }
 
 // d_in += d out / d in for out = norm(in), or d_in += d_out without a norm.

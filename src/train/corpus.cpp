@@ -61,16 +61,6 @@ std::vector<std::string> build_vocabulary(const std::vector<Document>& documents
   return words;
 }
 
-std::vector<int> to_ids(const Document& document, const Vocabulary& vocab, int unk_id, int bos_id) {
-  std::vector<int> ids;
-  ids.reserve(document.size());
-  for (const std::string& word : document) {
-    const int id = vocab.find(word);
-    ids.push_back(id < 0 || id == unk_id || id == bos_id ? unk_id : id);
-  }
-  return ids;
-}
-
 TokenStream make_token_stream(const std::vector<Document>& documents, const Vocabulary& vocab,
                               int unk_id, int bos_id, double val_fraction) {
   TokenStream s;

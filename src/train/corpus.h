@@ -17,10 +17,6 @@ namespace nextword {
 std::vector<std::string> build_vocabulary(const std::vector<Document>& documents, int size,
                                           const std::string& unk, const std::string& bos);
 
-// A document's words as ids; unknown words, and words spelled like the special
-// tokens, become unk_id (the rule prediction uses).
-std::vector<int> to_ids(const Document& document, const Vocabulary& vocab, int unk_id, int bos_id);
-
 struct TokenStream {
   std::vector<int> train;  // every document, each after a bos (when the model has one)
   std::vector<int> val;    // the last val_fraction of the stream

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "math/layers.h"
 #include "model/base64.h"
 #include "model/error.h"
 #include "model/model_writer.h"
@@ -28,74 +29,54 @@ constexpr const char* kCheckpointFormat = "nextword-checkpoint";
 
 Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
 
-// splitmix64, the counter-based generator behind every random choice.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Purposes of random numbers, so that they never share a stream.
 enum Stream : uint64_t { kInit = 1, kWindows = 2, kDropout = 3 };
 
 uint64_t random_bits(uint64_t seed, Stream stream, uint64_t a, uint64_t b) {
-  return mix(mix(mix(seed ^ (stream << 56)) ^ a) ^ b);
+  return splitmix64(splitmix64(splitmix64(seed ^ (stream << 56)) ^ a) ^ b);
 }
 
 double uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1p-53; }
 
+// Every option a checkpoint records, each named once: `field(name, member)`
+// is called for each, for writing and for reading alike.
+template <typename Options, typename Field>
+void visit_options(Options& o, Field field) {
+  field("corpus", o.corpus);
+  field("vocab_size", o.vocab_size);
+  field("attention_bias", o.attention_bias);
+  field("classifier_bias", o.classifier_bias);
+  field("batch", o.batch);
+  field("steps", o.steps);
+  field("warmup", o.warmup);
+  field("lr", o.lr);
+  field("min_lr", o.min_lr);
+  field("weight_decay", o.weight_decay);
+  field("beta1", o.adamw.beta1);
+  field("beta2", o.adamw.beta2);
+  field("eps", o.adamw.eps);
+  field("clip", o.clip);
+  field("dropout", o.dropout);
+  field("init_std", o.init_std);
+  field("val_fraction", o.val_fraction);
+  field("eval_every", o.eval_every);
+  field("log_every", o.log_every);
+  field("checkpoint_every", o.checkpoint_every);
+  field("seed", o.seed);
+  field("threads", o.threads);
+}
+
 json options_to_json(const TrainOptions& o) {
-  return {{"corpus", o.corpus},
-          {"model", config_to_json(o.model)},
-          {"vocab_size", o.vocab_size},
-          {"attention_bias", o.attention_bias},
-          {"classifier_bias", o.classifier_bias},
-          {"batch", o.batch},
-          {"steps", o.steps},
-          {"warmup", o.warmup},
-          {"lr", o.lr},
-          {"min_lr", o.min_lr},
-          {"weight_decay", o.weight_decay},
-          {"beta1", o.adamw.beta1},
-          {"beta2", o.adamw.beta2},
-          {"eps", o.adamw.eps},
-          {"clip", o.clip},
-          {"dropout", o.dropout},
-          {"init_std", o.init_std},
-          {"val_fraction", o.val_fraction},
-          {"eval_every", o.eval_every},
-          {"log_every", o.log_every},
-          {"checkpoint_every", o.checkpoint_every},
-          {"seed", o.seed},
-          {"threads", o.threads}};
+  json j;
+  j["model"] = config_to_json(o.model);
+  visit_options(o, [&j](const char* name, const auto& value) { j[name] = value; });
+  return j;
 }
 
 TrainOptions options_from_json(const json& j, const std::string& file) {
   TrainOptions o;
-  j.at("corpus").get_to(o.corpus);
   o.model = parse_config(j.at("model"), file);
-  j.at("vocab_size").get_to(o.vocab_size);
-  j.at("attention_bias").get_to(o.attention_bias);
-  j.at("classifier_bias").get_to(o.classifier_bias);
-  j.at("batch").get_to(o.batch);
-  j.at("steps").get_to(o.steps);
-  j.at("warmup").get_to(o.warmup);
-  j.at("lr").get_to(o.lr);
-  j.at("min_lr").get_to(o.min_lr);
-  j.at("weight_decay").get_to(o.weight_decay);
-  j.at("beta1").get_to(o.adamw.beta1);
-  j.at("beta2").get_to(o.adamw.beta2);
-  j.at("eps").get_to(o.adamw.eps);
-  j.at("clip").get_to(o.clip);
-  j.at("dropout").get_to(o.dropout);
-  j.at("init_std").get_to(o.init_std);
-  j.at("val_fraction").get_to(o.val_fraction);
-  j.at("eval_every").get_to(o.eval_every);
-  j.at("log_every").get_to(o.log_every);
-  j.at("checkpoint_every").get_to(o.checkpoint_every);
-  j.at("seed").get_to(o.seed);
-  j.at("threads").get_to(o.threads);
+  visit_options(o, [&j](const char* name, auto& value) { j.at(name).get_to(value); });
   return o;
 }
 
@@ -325,7 +306,6 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   }
   if (run.step == 0) save_model(run.model, run.model.paths);  // the vocabulary at once
 
-  RunState state;
   std::vector<int> inputs, targets;
   const auto started = Clock::now();
   const int start_step = run.step;
@@ -369,7 +349,7 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
     const bool last = run.step == o.steps;
     const bool stopping = !last && hooks.should_stop && hooks.should_stop();
     const bool evaluate = last || (o.eval_every > 0 && run.step % o.eval_every == 0);
-    if (evaluate) val_loss = validation_loss(run, state);
+    if (evaluate) val_loss = validation_loss(run, run.optimizer->state);
     if (evaluate || last || stopping || (o.log_every > 0 && run.step % o.log_every == 0)) {
       report(evaluate);
     }
