@@ -24,8 +24,8 @@ tail -n "+$((cut + 1))" "$continuation" > "$scratch/heldout.txt"
 
 "$bin" train "$head_file" "$scratch/continuation-train.txt" -o "$out" \
   --vocab-size 4096 --d-model 128 --layers 4 --heads 4 --d-ff 512 --context 64 \
-  --batch 32 --steps 11000 --warmup 300 --lr 2e-3 --min-lr 1e-4 --weight-decay 0.1 \
-  --dropout 0.1 --val-fraction 0.02 --eval-every 500 --checkpoint-every 1000 --seed 1 \
+  --batch 32 --steps 14500 --warmup 300 --lr 2e-3 --min-lr 1e-4 --weight-decay 0.1 \
+  --dropout 0.2 --val-fraction 0.02 --eval-every 1000 --checkpoint-every 1000 --seed 1 \
   --threads 2 --format json
 rm -f "$out/checkpoint.json"  # optimizer state: not part of the shipped model
 "$bin" eval "$scratch/heldout.txt" --model "$out" --format json
