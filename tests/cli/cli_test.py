@@ -84,6 +84,29 @@ class Predict(unittest.TestCase):
         self.assertTrue(r.stdout.startswith("pie "))
 
 
+class DefaultModel(unittest.TestCase):
+    """The bundled model answers with no --model, from the build tree and installed."""
+
+    def test_once_upon_a_time(self):
+        r = run("predict", "-k", "1", "once upon a")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split()[0], "time")
+
+    def test_installed_binary_finds_the_default_model(self):
+        build = os.path.dirname(os.path.abspath(NEXTWORD))
+        if not os.path.exists(os.path.join(build, "cmake_install.cmake")) or not shutil.which("cmake"):
+            self.skipTest("no CMake build tree to install from")
+        with tempfile.TemporaryDirectory() as prefix:
+            subprocess.run(["cmake", "--install", build, "--prefix", prefix],
+                           stdout=subprocess.DEVNULL, check=True)
+            env = {k: v for k, v in os.environ.items() if k != "NEXTWORD_MODEL"}
+            r = subprocess.run([os.path.join(prefix, "bin", "nextword"), "predict", "once upon a"],
+                               cwd=prefix, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, check=False)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split()[0], "time")
+
+
 class Attention(unittest.TestCase):
     def test_attention_json(self):
         fruit = os.path.join(DATA, "examples", "fruit")
