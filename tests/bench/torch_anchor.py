@@ -23,13 +23,12 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "reference"))
 from nextword_ref import tokenize  # noqa: E402
-from train_speed import SHAPE, Model  # noqa: E402
+from train_speed import SHAPE, Model, train_step  # noqa: E402
 
 
 def token_stream(paths, ids, unk, bos):
@@ -129,13 +128,7 @@ def main():
             group["lr"] = lr
         offsets = torch.randint(0, len(stream) - T - 1, (B,))
         batch = torch.stack([stream[o:o + T + 1] for o in offsets.tolist()])
-        logits = model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, SHAPE["vocab"]), batch[:, 1:].reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        loss_sum += loss.item()
+        loss_sum += train_step(model, optimizer, batch)
         step += 1
         if step % 200 == 0:
             print(json.dumps({"step": step, "steps": steps, "loss": round(loss_sum / 200, 4),

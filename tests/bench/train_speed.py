@@ -65,6 +65,17 @@ class Model(nn.Module):
         return self.norm(x) @ self.embedding.weight.T  # tied classifier
 
 
+def train_step(model, optimizer, windows):
+    """One AdamW step on windows [B, T+1]: predict each next token, clip at 1."""
+    logits = model(windows[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, SHAPE["vocab"]), windows[:, 1:].reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
+
+
 def torch_tokens_per_second(steps, threads):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
@@ -73,12 +84,7 @@ def torch_tokens_per_second(steps, threads):
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0.1)
     ids = torch.randint(0, s["vocab"], (s["batch"], s["context"] + 1))
     def step():
-        logits = model(ids[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, s["vocab"]), ids[:, 1:].reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        train_step(model, optimizer, ids)
     for _ in range(3):  # warm up
         step()
     start = time.perf_counter()
