@@ -31,5 +31,7 @@ constexpr int kInterrupted = 130;
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
 // nextword eval TEXT... [-m DIR]
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run);
+// nextword convert INPUT OUTPUT [--numbers]
+CLI::App* add_convert_command(CLI::App& app, std::function<int()>& run);
 
 }  // namespace nextword::cli

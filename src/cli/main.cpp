@@ -119,9 +119,10 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
-  std::function<int()> train_run, eval_run;
+  std::function<int()> train_run, eval_run, convert_run;
   CLI::App* train_cmd = add_train_command(app, train_run);
   CLI::App* eval_cmd = add_eval_command(app, eval_run);
+  CLI::App* convert_cmd = add_convert_command(app, convert_run);
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* command : app.get_subcommands({})) {
@@ -130,11 +131,11 @@ int run(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(
-        stderr,
-        "nextword: unknown command '%s' (commands: predict, attention, info, train, eval; see "
-        "nextword --help)\n",
-        argv[1]);
+    std::fprintf(stderr,
+                 "nextword: unknown command '%s' (commands: predict, attention, info, train, eval, "
+                 "convert; see "
+                 "nextword --help)\n",
+                 argv[1]);
     return static_cast<int>(ExitCode::kUsage);
   }
   try {
@@ -154,6 +155,7 @@ int run(int argc, char** argv) {
   if (attention_cmd->parsed()) return attention.run();
   if (train_cmd->parsed()) return train_run();
   if (eval_cmd->parsed()) return eval_run();
+  if (convert_cmd->parsed()) return convert_run();
   const Model m = info_model.load();
   write_line(model_info(m, info_format == "json" ? Format::kJson : Format::kText));
   return 0;

@@ -20,26 +20,49 @@ constexpr std::array<uint8_t, 256> kDecode = make_decode_table();
 
 }  // namespace
 
-std::optional<std::string> base64_decode(std::string_view text) {
+std::optional<size_t> base64_decoded_size(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   size_t padding = 0;
   if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    const bool last = i + 4 == text.size();
-    uint32_t group = 0;
-    for (size_t j = 0; j < 4; ++j) {
-      const auto c = static_cast<uint8_t>(text[i + j]);
-      uint8_t value = kDecode[c];
-      if (c == '=' && last && j >= 4 - padding) value = 0;
-      if (value == kInvalid) return std::nullopt;
-      group = group << 6 | value;
-    }
-    out.push_back(static_cast<char>(group >> 16));
-    if (!last || padding < 2) out.push_back(static_cast<char>(group >> 8 & 0xff));
-    if (!last || padding < 1) out.push_back(static_cast<char>(group & 0xff));
+  return text.size() / 4 * 3 - padding;
+}
+
+bool base64_decode_into(std::string_view text, char* out) {
+  const std::optional<size_t> size = base64_decoded_size(text);
+  if (!size) return false;
+  const auto* in = reinterpret_cast<const uint8_t*>(text.data());
+  const size_t groups = text.size() / 4, full = *size / 3;
+  // Whole groups first, with one check at the end: every invalid character
+  // decodes to kInvalid, whose top bit no valid 6-bit value has.
+  uint32_t seen = 0;
+  for (size_t g = 0; g < full; ++g, in += 4, out += 3) {
+    const uint32_t a = kDecode[in[0]], b = kDecode[in[1]], c = kDecode[in[2]], d = kDecode[in[3]];
+    seen |= a | b | c | d;
+    const uint32_t group = a << 18 | b << 12 | c << 6 | d;
+    out[0] = static_cast<char>(group >> 16);
+    out[1] = static_cast<char>(group >> 8 & 0xff);
+    out[2] = static_cast<char>(group & 0xff);
   }
+  if ((seen & 0x80) != 0) return false;
+  if (full == groups) return true;
+  // The padded last group: 1 or 2 bytes, then '='.
+  const size_t bytes = *size - full * 3;
+  uint32_t group = 0;
+  for (size_t j = 0; j < 4; ++j) {
+    const uint8_t value = j <= bytes ? kDecode[in[j]] : (in[j] == '=' ? 0 : kInvalid);
+    if (value == kInvalid) return false;
+    group = group << 6 | value;
+  }
+  out[0] = static_cast<char>(group >> 16);
+  if (bytes == 2) out[1] = static_cast<char>(group >> 8 & 0xff);
+  return true;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  const std::optional<size_t> size = base64_decoded_size(text);
+  if (!size) return std::nullopt;
+  std::string out(*size, '\0');
+  if (!base64_decode_into(text, out.data())) return std::nullopt;
   return out;
 }
 

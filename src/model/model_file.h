@@ -1,4 +1,5 @@
-// Loading a model from its two files, vocab.json and weights.json (format v1).
+// Loading a model from its two files: vocab.json, and weights.json or
+// weights.safetensors (format v1).
 //
 // The format is the project's public contract and is specified in
 // data/FORMAT.md; every check made here is described there.
@@ -15,7 +16,8 @@ namespace nextword {
 
 struct ModelPaths {
   std::string vocab;    // vocab.json
-  std::string weights;  // weights.json
+  std::string weights;  // weights.json, or weights.safetensors (by its name)
+  // DIR/vocab.json with DIR/weights.safetensors when it exists, else DIR/weights.json.
   static ModelPaths in_directory(const std::string& dir);
 };
 

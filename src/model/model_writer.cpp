@@ -3,14 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "model/base64.h"
 #include "model/error.h"
+#include "model/weights_file.h"
 
 namespace nextword {
 namespace {
@@ -56,30 +55,10 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
-std::string weights_json(const Model& model) {
-  static_assert(std::endian::native == std::endian::little,
-                "b64 tensors are little-endian float32; add a byte swap for this platform");
-  nlohmann::ordered_json root;
-  root["format"] = "nextword";
-  root["version"] = 1;
-  root["config"] = config_to_json(model.config);
-  nlohmann::ordered_json tensors = nlohmann::ordered_json::object();
-  const Weights& w = model.weights;
-  for (size_t i = 0; i < w.tensors().size(); ++i) {
-    const TensorSpec& spec = w.tensors()[i];
-    const auto bytes = static_cast<size_t>(spec.size()) * sizeof(float);
-    tensors[spec.name] = {
-        {"shape", spec.shape},
-        {"dtype", "f32"},
-        {"b64", base64_encode({reinterpret_cast<const char*>(w.data(i)), bytes})}};
-  }
-  root["tensors"] = std::move(tensors);
-  return root.dump() + "\n";
-}
-
 void save_model(const Model& model, const ModelPaths& paths) {
   write_file_atomically(paths.vocab, nlohmann::json(model.vocab.words()).dump() + "\n");
-  write_file_atomically(paths.weights, weights_json(model));
+  write_file_atomically(paths.weights,
+                        encode_weights(model.config, model.weights, format_of_path(paths.weights)));
 }
 
 }  // namespace nextword

@@ -1,7 +1,8 @@
-// Writing a model as vocab.json + weights.json (format v1), atomically.
+// Writing a model as vocab.json + weights (format v1), atomically.
 //
-// Tensors are written as "b64" float32, which round-trips every value
-// exactly and loads fastest. Each file is written to a temporary file in the
+// weights.json gets "b64" float32 tensors, which round-trip every value
+// exactly and load fastest of the JSON forms; a path ending in .safetensors
+// gets safetensors. Each file is written to a temporary file in the
 // same directory, flushed to disk and renamed over the old one, so a reader
 // (or a crash) never sees a half-written model.
 #pragma once
@@ -17,8 +18,5 @@ void save_model(const Model& model, const ModelPaths& paths);
 
 // `content` replaces `path` all at once (temp file + fsync + rename).
 void write_file_atomically(const std::string& path, const std::string& content);
-
-// The weights.json text of a model (config + every present tensor as b64).
-std::string weights_json(const Model& model);
 
 }  // namespace nextword

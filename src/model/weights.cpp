@@ -1,6 +1,12 @@
 #include "model/weights.h"
 
+#include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
+#include <stdexcept>
+
+#include "model/error.h"
 
 namespace nextword {
 
@@ -68,7 +74,67 @@ void visit_layout(const Config& c, Add add) {
   add("classifier_bias", {V}, true, View{&Weights::classifier_bias});
 }
 
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<TensorSpec>& layout) {
+  const TensorSpec* best = nullptr;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  for (const TensorSpec& spec : layout) {
+    const size_t distance = edit_distance(name, spec.name);
+    if (distance < best_distance) best = &spec, best_distance = distance;
+  }
+  if (best == nullptr || best_distance > std::max<size_t>(3, name.size() / 3)) return "";
+  return " (did you mean \"" + best->name + "\"?)";
+}
+
 }  // namespace
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  // Appended piece by piece: GCC 12 warns (-Wrestrict) wrongly on "[" + string.
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(shape[i]);
+  }
+  s += ']';
+  return s;
+}
+
+std::vector<TensorSpec> present_tensors(const Config& config, const std::vector<std::string>& names,
+                                        const std::string& file, const std::string& prefix) {
+  const std::vector<TensorSpec> layout = layout_for(config);
+  std::set<std::string> known, held(names.begin(), names.end());
+  for (const TensorSpec& spec : layout) known.insert(spec.name);
+  for (const std::string& name : names) {
+    if (known.count(name) == 0) {
+      throw model_error(file, prefix + name,
+                        "unknown tensor for this config" + did_you_mean(name, layout));
+    }
+  }
+  std::vector<TensorSpec> present;
+  for (const TensorSpec& spec : layout) {
+    if (held.count(spec.name) != 0) {
+      present.push_back(spec);
+    } else if (!spec.optional) {
+      throw model_error(file, prefix + spec.name,
+                        "missing (config needs shape " + shape_text(spec.shape) + ")");
+    }
+  }
+  return present;
+}
 
 std::vector<TensorSpec> layout_for(const Config& c) {
   std::vector<TensorSpec> specs;
@@ -80,13 +146,36 @@ std::vector<TensorSpec> layout_for(const Config& c) {
 
 Weights::Weights(const Config& config, std::vector<TensorSpec> present)
     : tensors_(std::move(present)) {
-  size_t total = 0;
+  std::vector<size_t> offsets;
   for (const TensorSpec& t : tensors_) {
-    offsets_.push_back(total);
-    total += static_cast<size_t>(t.size());
+    offsets.push_back(static_cast<size_t>(parameters_));
+    parameters_ += t.size();
   }
-  storage_.assign(total, 0.0f);
+  storage_.assign(static_cast<size_t>(parameters_), 0.0f);
+  for (size_t offset : offsets) data_.push_back(storage_.data() + offset);
   bind_views(config);
+}
+
+Weights::Weights(const Config& config, std::vector<TensorSpec> present,
+                 std::vector<const float*> data, std::shared_ptr<const void> owner)
+    : tensors_(std::move(present)), data_(std::move(data)), owner_(std::move(owner)) {
+  for (const TensorSpec& t : tensors_) parameters_ += t.size();
+  bind_views(config);
+}
+
+float* Weights::mutable_data(size_t index) {
+  if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
+  return storage_.data() + (data_[index] - storage_.data());
+}
+
+float* Weights::values() {
+  if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
+  return storage_.data();
+}
+
+const float* Weights::values() const {
+  if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
+  return storage_.data();
 }
 
 void Weights::bind_views(const Config& config) {

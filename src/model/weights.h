@@ -1,12 +1,16 @@
-// The model's parameters: every tensor of format v1 in one float32 arena.
+// The model's parameters: every tensor of format v1 as a float32 view.
 //
-// As in llm.c, the parameters live in one contiguous buffer and the tensors
-// are views into it; `layout_for` is the single place that knows which tensor
-// exists for a config, its shape, and whether it is optional.
+// As in llm.c, the parameters of a model read from JSON or being trained live
+// in one contiguous buffer and the tensors are views into it. As in
+// llama2.c, the views of a model read from safetensors point straight into
+// the memory-mapped file, which nothing copies. `layout_for` is the single
+// place that knows which tensor exists for a config, its shape, and whether
+// it is optional.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,16 @@ struct TensorSpec {
 
 // Every tensor a model of this config may hold, in a fixed order.
 std::vector<TensorSpec> layout_for(const Config& config);
+
+// The tensors of layout_for(config) that a file holding `names` provides, in
+// layout order. Throws model_error for a name that is not in the layout (with
+// the nearest one as a hint) or a required tensor that is missing; `prefix`
+// leads the field in messages ("tensors." in weights.json).
+std::vector<TensorSpec> present_tensors(const Config& config, const std::vector<std::string>& names,
+                                        const std::string& file, const std::string& prefix);
+
+// "[2,3]"
+std::string shape_text(const std::vector<int64_t>& shape);
 
 struct LayerWeights {
   const float* norm1_weight = nullptr;  // [d]     (layernorm only)
@@ -43,24 +57,32 @@ struct LayerWeights {
   const float* b_out = nullptr;         // [d]
 };
 
-// The arena plus named views into it. Absent optional tensors are nullptr.
+// The tensors plus named views into them. Absent optional tensors are nullptr.
 class Weights {
  public:
   Weights() = default;  // no tensors
   // Allocates zeroed storage for `present` (a subset of layout_for(config),
   // every required tensor included, in layout order).
   Weights(const Config& config, std::vector<TensorSpec> present);
+  // Views of memory that `owner` keeps alive (a mapped file): tensor i of
+  // `present` is at data[i], 4-byte aligned. The weights are read-only.
+  Weights(const Config& config, std::vector<TensorSpec> present, std::vector<const float*> data,
+          std::shared_ptr<const void> owner);
 
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
-  // The storage of tensor `index` of tensors(); writable so loaders can fill it.
-  float* data(size_t index) { return storage_.data() + offsets_[index]; }
-  const float* data(size_t index) const { return storage_.data() + offsets_[index]; }
-  int64_t parameter_count() const { return static_cast<int64_t>(storage_.size()); }
-  // The whole arena: every tensor back to back, in tensors() order. Training
-  // keeps its gradients and optimizer state in arenas of the same layout, so
-  // a parameter's gradient sits at the parameter's offset in values().
-  float* values() { return storage_.data(); }
-  const float* values() const { return storage_.data(); }
+  // The floats of tensor `index` of tensors().
+  const float* data(size_t index) const { return data_[index]; }
+  // Writable, so that loaders and training can fill it; only for owned storage.
+  float* mutable_data(size_t index);
+  int64_t parameter_count() const { return parameters_; }
+  // The whole arena: every tensor back to back, in tensors() order (owned
+  // storage only). Training keeps its gradients and optimizer state in arenas
+  // of the same layout, so a parameter's gradient sits at the parameter's
+  // offset in values().
+  float* values();
+  const float* values() const;
+  // False when the tensors are views of a mapped file.
+  bool owns_storage() const { return owner_ == nullptr; }
 
   const float* embedding = nullptr;          // E [V, d]
   const float* position = nullptr;           // P [max_len, d] (learned only)
@@ -79,8 +101,10 @@ class Weights {
   void bind_views(const Config& config);
 
   std::vector<TensorSpec> tensors_;
-  std::vector<size_t> offsets_;
-  std::vector<float> storage_;
+  std::vector<const float*> data_;  // per tensor
+  int64_t parameters_ = 0;
+  std::vector<float> storage_;         // owned storage, or empty
+  std::shared_ptr<const void> owner_;  // keeps mapped tensors alive
 };
 
 }  // namespace nextword

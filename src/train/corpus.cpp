@@ -4,40 +4,9 @@
 #include <cmath>
 #include <unordered_map>
 
-namespace nextword {
+#include "text/utf8.h"
 
-bool is_valid_utf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t extra = 0;
-    uint32_t code = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1, code = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2, code = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3, code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + extra >= s.size()) return false;  // cut short
-    for (size_t k = 1; k <= extra; ++k) {
-      const auto next = static_cast<unsigned char>(s[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    const uint32_t smallest[] = {0, 0x80, 0x800, 0x10000};
-    if (code < smallest[extra] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
-      return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
+namespace nextword {
 
 std::vector<std::string> build_vocabulary(const std::vector<Document>& documents, int size,
                                           const std::string& unk, const std::string& bos) {

@@ -28,6 +28,4 @@ struct TokenStream {
 TokenStream make_token_stream(const std::vector<Document>& documents, const Vocabulary& vocab,
                               int unk_id, int bos_id, double val_fraction);
 
-bool is_valid_utf8(const std::string& s);
-
 }  // namespace nextword

@@ -127,7 +127,7 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
   uint64_t counter = 0;
   for (size_t t = 0; t < w.tensors().size(); ++t) {
     const TensorSpec& spec = w.tensors()[t];
-    float* data = w.data(t);
+    float* data = w.mutable_data(t);
     const auto n = static_cast<size_t>(spec.size());
     if (spec.shape.size() == 1) {
       const float value = ends_with(spec.name, "norm1.weight") ||

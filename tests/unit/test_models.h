@@ -34,7 +34,7 @@ inline Model random_model(Config c, bool attention_bias, bool classifier_bias, u
     const bool gain =
         name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
     for (int64_t i = 0; i < w.tensors()[t].size(); ++i) {
-      w.data(t)[i] = (gain ? 1.0f : 0.0f) + normal(rng);
+      w.mutable_data(t)[i] = (gain ? 1.0f : 0.0f) + normal(rng);
     }
   }
   const int bos = c.has_bos() ? 1 : -1;

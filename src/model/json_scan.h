@@ -1,0 +1,55 @@
+// A validating JSON scanner that builds only the skeleton of a document.
+//
+// Objects are split into their members; every other value is kept as its
+// text. The weights loader uses it to find each tensor and to read the
+// tensor's numbers straight into float32 storage: building nlohmann's DOM of
+// millions of numbers is several times slower and takes ~17x the memory of
+// the floats (see `nextword bench`). Small values (the config, a shape) are
+// still handed to nlohmann, from their text.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nextword::json_scan {
+
+struct Node {
+  std::string_view text;                              // the value's JSON text
+  std::vector<std::pair<std::string, Node>> members;  // objects only, in file order
+
+  bool is_object() const { return !text.empty() && text.front() == '{'; }
+  bool is_array() const { return !text.empty() && text.front() == '['; }
+  bool is_string() const { return !text.empty() && text.front() == '"'; }
+  // The last member named `key` (JSON leaves duplicates to the reader; like
+  // nlohmann, the last one wins), or null.
+  const Node* find(std::string_view key) const;
+};
+
+// Called now and then with the position reached in the text.
+using Progress = std::function<void(const char*)>;
+
+// Validates `text` as one JSON value (RFC 8259; strings must be UTF-8) and
+// returns its skeleton, or nullopt with *error_offset set to where it stops
+// being JSON.
+std::optional<Node> scan(std::string_view text, size_t* error_offset,
+                         const Progress& progress = nullptr);
+
+// A string value's characters when it has no escapes (the common case for
+// keys and base64), else nullopt.
+std::optional<std::string_view> plain_string(std::string_view text);
+
+// Reads the numbers of a scanned array into out[0 .. product of shape): either
+// flat or nested exactly as `shape` says. Numbers are rounded to the nearest
+// float32. Returns false, with `out` partly written, for anything else: other
+// lengths or nesting, an element that is not a number, or a number that is
+// not a finite float32. The caller then diagnoses the value in detail.
+bool read_floats(std::string_view array, const std::vector<int64_t>& shape, float* out,
+                 const Progress& progress = nullptr);
+
+}  // namespace nextword::json_scan

@@ -1,0 +1,231 @@
+// weights.safetensors: the standard safetensors layout (an 8-byte
+// little-endian header length, a JSON header giving each tensor's dtype,
+// shape and data_offsets, then the raw little-endian data), with the format-v1
+// config as a JSON string under "__metadata__". The data is used where it
+// lies in the mapped file; every size is checked against the file first.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/weights_file.h"
+
+namespace nextword {
+namespace {
+
+using nlohmann::json;
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; add a byte swap for this platform");
+
+// The safetensors reference implementation refuses larger headers too.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+struct Entry {
+  const TensorSpec* spec;
+  uint64_t begin, end;  // data_offsets
+};
+
+std::string metadata_string(const json& metadata, const std::string& key, const std::string& file) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) throw model_error(file, "__metadata__." + key, "missing");
+  if (!it->is_string()) throw model_error(file, "__metadata__." + key, "must be a string");
+  return it->get<std::string>();
+}
+
+Config read_metadata(const json& header, const std::string& file) {
+  auto it = header.find("__metadata__");
+  if (it == header.end()) {
+    throw model_error(file, "__metadata__",
+                      "missing (nextword keeps the format-v1 config there; see data/FORMAT.md)");
+  }
+  if (!it->is_object()) throw model_error(file, "__metadata__", "must be an object of strings");
+  if (metadata_string(*it, "format", file) != "nextword") {
+    throw model_error(file, "__metadata__.format", "must be \"nextword\"");
+  }
+  const std::string version = metadata_string(*it, "version", file);
+  if (version != "1") {
+    throw model_error(file, "__metadata__.version",
+                      "unsupported version \"" + version + "\", this nextword reads version 1");
+  }
+  json config;
+  try {
+    config = json::parse(metadata_string(*it, "config", file));
+  } catch (const json::parse_error& e) {
+    throw model_error(file, "__metadata__.config",
+                      "not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  return parse_config(config, file);
+}
+
+uint64_t read_offset(const json& value, const std::string& file, const std::string& field) {
+  if (!value.is_number_unsigned()) {
+    throw model_error(file, field, "must be [begin, end], two non-negative integers");
+  }
+  return value.get<uint64_t>();
+}
+
+Entry read_entry(const json& tensor, const TensorSpec& spec, const std::string& file,
+                 uint64_t data_bytes) {
+  const std::string& name = spec.name;
+  if (!tensor.is_object()) throw model_error(file, name, "must be an object");
+  for (const auto& [key, value] : tensor.items()) {
+    if (key != "dtype" && key != "shape" && key != "data_offsets") {
+      throw model_error(file, name + "." + key,
+                        "unknown tensor field (expected dtype, shape, data_offsets)");
+    }
+  }
+  auto dtype = tensor.find("dtype");
+  if (dtype == tensor.end() || *dtype != "F32") {
+    throw model_error(file, name + ".dtype",
+                      "must be \"F32\" (nextword's weights are float32), got " +
+                          (dtype == tensor.end() ? std::string("nothing") : dtype->dump()));
+  }
+  auto shape = tensor.find("shape");
+  std::vector<int64_t> dims;
+  bool valid = shape != tensor.end() && shape->is_array();
+  for (const json& dim : valid ? *shape : json::array()) {
+    valid = valid && dim.is_number_unsigned();
+    if (valid) dims.push_back(dim.get<int64_t>());
+  }
+  if (!valid) throw model_error(file, name + ".shape", "must be an array of non-negative integers");
+  if (dims != spec.shape) {
+    throw model_error(file, name,
+                      "shape " + shape_text(dims) + ", config needs " + shape_text(spec.shape));
+  }
+  auto offsets = tensor.find("data_offsets");
+  const std::string field = name + ".data_offsets";
+  if (offsets == tensor.end() || !offsets->is_array() || offsets->size() != 2) {
+    throw model_error(file, field, "must be [begin, end], two non-negative integers");
+  }
+  const Entry entry{&spec, read_offset((*offsets)[0], file, field),
+                    read_offset((*offsets)[1], file, field)};
+  const auto bytes = static_cast<uint64_t>(spec.size()) * sizeof(float);
+  if (entry.begin > entry.end || entry.end > data_bytes) {
+    throw model_error(file, field,
+                      "[" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
+                          "] is not within the " + std::to_string(data_bytes) + " data bytes");
+  }
+  if (entry.end - entry.begin != bytes) {
+    throw model_error(file, field,
+                      "holds " + std::to_string(entry.end - entry.begin) + " bytes, shape " +
+                          shape_text(spec.shape) + " needs " + std::to_string(bytes));
+  }
+  return entry;
+}
+
+}  // namespace
+
+WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
+  const std::string& path = file->path();
+  const size_t size = file->size();
+  if (size < 8) {
+    throw model_error(path, "",
+                      "too short for safetensors (" + std::to_string(size) +
+                          " bytes; the header length alone takes 8)");
+  }
+  uint64_t header_bytes = 0;
+  std::memcpy(&header_bytes, file->data(), 8);
+  if (header_bytes > size - 8 || header_bytes > kMaxHeaderBytes) {
+    throw model_error(path, "",
+                      "header length " + std::to_string(header_bytes) + " does not fit the file (" +
+                          std::to_string(size) + " bytes)");
+  }
+  json header;
+  try {
+    header = json::parse(file->text().substr(8, header_bytes));
+  } catch (const json::parse_error& e) {
+    throw model_error(path, "", "header is not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  if (!header.is_object()) throw model_error(path, "", "header must be a JSON object");
+  Config config = read_metadata(header, path);
+
+  std::vector<std::string> names;
+  for (const auto& [key, value] : header.items()) {
+    if (key != "__metadata__") names.push_back(key);
+  }
+  std::vector<TensorSpec> present = present_tensors(config, names, path, "");
+  const char* data = file->data() + 8 + header_bytes;
+  const uint64_t data_bytes = size - 8 - header_bytes;
+  std::vector<Entry> entries;
+  for (const TensorSpec& spec : present) {
+    entries.push_back(read_entry(header[spec.name], spec, path, data_bytes));
+  }
+  // The tensors tile the data exactly: no overlap, no gap, nothing after.
+  std::vector<Entry> by_offset = entries;
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  uint64_t covered = 0;
+  for (const Entry& e : by_offset) {
+    if (e.begin != covered) {
+      throw model_error(
+          path, e.spec->name + ".data_offsets",
+          e.begin < covered ? "overlaps another tensor" : "leaves a gap before it in the data");
+    }
+    covered = e.end;
+  }
+  if (covered != data_bytes) {
+    throw model_error(path, "",
+                      std::to_string(data_bytes - covered) + " bytes after the last tensor");
+  }
+
+  bool aligned = true;
+  std::vector<const float*> views;
+  for (const Entry& e : entries) {
+    const char* at = data + e.begin;
+    aligned = aligned && reinterpret_cast<uintptr_t>(at) % alignof(float) == 0;
+    views.push_back(reinterpret_cast<const float*>(at));
+  }
+  WeightsFile result{std::move(config), {}, static_cast<int64_t>(size)};
+  if (aligned) {
+    result.weights = Weights(result.config, std::move(present), views, file);
+  } else {  // a writer that did not pad the header: copy once
+    result.weights = Weights(result.config, std::move(present));
+    for (size_t i = 0; i < entries.size(); ++i) {
+      std::memcpy(result.weights.mutable_data(i), data + entries[i].begin,
+                  entries[i].end - entries[i].begin);
+    }
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const float* x = result.weights.data(i);
+    const auto n = static_cast<size_t>(entries[i].spec->size());
+    for (size_t j = 0; j < n; ++j) {
+      if (!std::isfinite(x[j])) {
+        throw model_error(path, entries[i].spec->name,
+                          "element " + std::to_string(j) + " is not finite");
+      }
+    }
+  }
+  return result;
+}
+
+std::string weights_safetensors(const Config& config, const Weights& weights) {
+  nlohmann::ordered_json header;
+  header["__metadata__"] = {
+      {"format", "nextword"}, {"version", "1"}, {"config", config_to_json(config).dump()}};
+  uint64_t offset = 0;
+  for (const TensorSpec& spec : weights.tensors()) {
+    const auto bytes = static_cast<uint64_t>(spec.size()) * sizeof(float);
+    header[spec.name] = {
+        {"dtype", "F32"}, {"shape", spec.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  // Pad with spaces so the data starts 8-byte aligned, as the reference writer does.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  const uint64_t length = text.size();
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &length, 8);
+  out += text;
+  out.reserve(out.size() + offset);
+  for (size_t i = 0; i < weights.tensors().size(); ++i) {
+    out.append(reinterpret_cast<const char*>(weights.data(i)),
+               static_cast<size_t>(weights.tensors()[i].size()) * sizeof(float));
+  }
+  return out;
+}
+
+}  // namespace nextword
