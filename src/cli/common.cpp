@@ -8,10 +8,10 @@ namespace nextword::cli {
 
 void ModelOptions::add_to(CLI::App& command) {
   auto* model = command.add_option("-m,--model", dir,
-                                   "Model directory holding vocab.json and weights.json "
-                                   "(default: the bundled default model)");
+                                   "Model directory holding vocab.json and weights.safetensors "
+                                   "or weights.json (default: the bundled default model)");
   auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
-  auto* w = command.add_option("--weights", weights, "weights.json to use (with --vocab)");
+  auto* w = command.add_option("--weights", weights, "weights.json or .safetensors to use (with --vocab)");
   v->needs(w);
   w->needs(v);
   model->excludes(v)->excludes(w);

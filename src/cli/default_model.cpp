@@ -25,8 +25,10 @@ std::string default_model_dir() {
 
   std::string looked, example;
   for (const fs::path& data : data_dirs) {
-    if (fs::is_regular_file(data / "default" / "weights.json", ec))
+    if (fs::is_regular_file(data / "default" / "weights.safetensors", ec) ||
+        fs::is_regular_file(data / "default" / "weights.json", ec)) {
       return (data / "default").string();
+    }
     looked += ", " + (data / "default").string();
     if (example.empty() && fs::is_directory(data / "examples" / "fruit", ec)) {
       example = ", e.g. --model " + (data / "examples" / "fruit").string();

@@ -135,8 +135,9 @@ std::string model_info(const Model& model, Format format) {
   };
   line("vocab.json", model.paths.vocab + " (" + std::to_string(model.vocab_file_bytes) +
                          " bytes, " + std::to_string(model.vocab.size()) + " words)");
-  line("weights.json", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
-                           " bytes, format nextword version 1)");
+  line("weights", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
+                      " bytes, format nextword version 1" +
+                      (model.weights.owns_storage() ? "" : ", memory-mapped") + ")");
   line("parameters", std::to_string(model.weights.parameter_count()) + " (" +
                          human_bytes(static_cast<double>(model.weights.parameter_count()) * 4) +
                          " as float32)");

@@ -107,6 +107,72 @@ class DefaultModel(unittest.TestCase):
             self.assertEqual(r.stdout.split()[0], "time")
 
 
+class Convert(unittest.TestCase):
+    """nextword convert: every form of the weights predicts the same, bit for bit."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_round_trip_through_every_form(self):
+        source = os.path.join(self.fruit, "weights.json")
+        steps = [(source, "a.safetensors", []), ("a.safetensors", "b.json", ["--numbers"]),
+                 ("b.json", "c.json", []), ("c.json", "d.safetensors", [])]
+        for src, dst, flags in steps:
+            r = run("convert", src if os.path.isabs(src) else self.path(src), self.path(dst), *flags)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        with open(self.path("a.safetensors"), "rb") as a, open(self.path("d.safetensors"), "rb") as d:
+            self.assertEqual(a.read(), d.read())
+        self.assertTrue(read(self.path("b.json")).count('"data":[') > 0)
+        vocab = os.path.join(self.fruit, "vocab.json")
+        expected = run("predict", "-m", self.fruit, "-f", "json", "banana apple").stdout
+        for name in ("a.safetensors", "b.json", "c.json"):
+            r = run("predict", "--vocab", vocab, "--weights", self.path(name), "-f", "json",
+                    "banana apple")
+            self.assertEqual(r.stdout, expected, name)
+
+    def test_model_directory_prefers_safetensors(self):
+        model = self.path("model")
+        os.mkdir(model)
+        shutil.copy(os.path.join(self.fruit, "vocab.json"), model)
+        run("convert", os.path.join(self.fruit, "weights.json"),
+            os.path.join(model, "weights.safetensors"))
+        info = json.loads(run("info", "-m", model, "-f", "json").stdout)
+        self.assertTrue(info["weights_file"].endswith("weights.safetensors"))
+        self.assertIn("memory-mapped", run("info", "-m", model).stdout)
+        self.assertEqual(run("predict", "-m", model, "banana apple").stdout,
+                         run("predict", "-m", self.fruit, "banana apple").stdout)
+
+    def test_shipped_safetensors_matches_shipped_json(self):
+        default = os.path.join(DATA, "default")
+        run("convert", os.path.join(default, "weights.json"), self.path("w.safetensors"))
+        with open(self.path("w.safetensors"), "rb") as ours, \
+                open(os.path.join(default, "weights.safetensors"), "rb") as shipped:
+            self.assertTrue(ours.read() == shipped.read(),
+                            "data/default/weights.safetensors is stale: run nextword convert")
+
+    def test_errors(self):
+        r = run("convert", os.path.join(self.fruit, "weights.json"), self.path("x.safetensors"),
+                "--numbers")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("--numbers is for JSON output", r.stderr)
+        r = run("convert", self.path("absent.json"), self.path("y.json"))
+        self.assertEqual(r.returncode, MODEL)
+        self.assertIn("absent.json: cannot open", r.stderr)
+        with open(self.path("bad.safetensors"), "wb") as f:
+            f.write(b"\x02\x00\x00\x00\x00\x00\x00\x00{}")
+        r = run("convert", self.path("bad.safetensors"), self.path("z.json"))
+        self.assertEqual(r.returncode, MODEL)
+        self.assertIn("bad.safetensors: __metadata__: missing", r.stderr)
+        self.assertFalse(os.path.exists(self.path("z.json")))
+
+
 class Attention(unittest.TestCase):
     def test_attention_json(self):
         fruit = os.path.join(DATA, "examples", "fruit")
@@ -265,7 +331,8 @@ class Info(unittest.TestCase):
         self.assertIn("layers.0.attn.w_q", text)
 
     def test_help_and_version(self):
-        for command in ([], ["predict"], ["attention"], ["info"], ["train"], ["eval"]):
+        for command in ([], ["predict"], ["attention"], ["info"], ["train"], ["eval"],
+                        ["convert"]):
             r = run(*command, "--help")
             self.assertEqual(r.returncode, 0)
             self.assertIn("Usage:", r.stdout)
