@@ -11,7 +11,8 @@ void ModelOptions::add_to(CLI::App& command) {
                                    "Model directory holding vocab.json and weights.safetensors "
                                    "or weights.json (default: the bundled default model)");
   auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
-  auto* w = command.add_option("--weights", weights, "weights.json or .safetensors to use (with --vocab)");
+  auto* w = command.add_option("--weights", weights,
+                               "weights.json or .safetensors to use (with --vocab)");
   v->needs(w);
   w->needs(v);
   model->excludes(v)->excludes(w);
