@@ -26,6 +26,16 @@ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Who spreads the matrix products over the cores.
+//   kBlas: OpenBLAS's own threads (training, whose products are large).
+//   kRows: OpenBLAS runs single-threaded and OpenMP threads split the rows of
+//          each large product, so one pool of threads runs the products,
+//          attention and the element loops, with no hand-over between two
+//          pools that spin on the same cores (prediction: 1.4x the GFLOPS of
+//          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
+enum class Threading { kBlas, kRows };
+void set_threading(Threading mode, int threads);
+
 // Windows are attended to in parallel only when there is enough work (N*T
 // scores per head) to pay for waking the threads.
 constexpr size_t kParallelAttention = 1 << 14;

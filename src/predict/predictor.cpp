@@ -1,6 +1,7 @@
 #include "predict/predictor.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "math/layers.h"
 #include "model/error.h"
@@ -43,38 +44,73 @@ Prediction Predictor::predict(std::string_view phrase, int k, bool with_attentio
 }
 
 Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
-  const int T = static_cast<int>(input.ids.size());
-  forward(model_, state_, input.ids.data(), 1, T);
+  std::vector<Encoded> one;
+  one.push_back(std::move(input));
+  return std::move(predict(std::move(one), k, with_attention).front());
+}
 
-  // probabilities = softmax(logits), over the whole vocabulary.
-  const std::vector<float>& logits = state_.logits;
-  probabilities_ = logits;
-  softmax_forward(probabilities_.data(), static_cast<int>(probabilities_.size()));
-
-  candidates_.clear();
-  for (int id = 0; id < static_cast<int>(logits.size()); ++id) {
-    if (!model_.is_special(id)) candidates_.push_back(id);
+std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
+                                           bool with_attention) {
+  lengths_.clear();
+  ids_.clear();
+  for (const Encoded& e : inputs) {
+    lengths_.push_back(static_cast<int>(e.ids.size()));
+    ids_.insert(ids_.end(), e.ids.begin(), e.ids.end());
   }
-  const auto n = std::min(candidates_.size(), static_cast<size_t>(std::max(k, 0)));
-  auto better = [&logits](int a, int b) {
-    return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)] ||
-           (logits[static_cast<size_t>(a)] == logits[static_cast<size_t>(b)] && a < b);
-  };
-  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(n),
-                    candidates_.end(), better);
+  forward(model_, state_, ids_.data(), lengths_);
 
-  Prediction p;
-  p.input = std::move(input);
-  for (size_t i = 0; i < n; ++i) {
-    const auto id = static_cast<size_t>(candidates_[i]);
-    p.top.push_back({candidates_[i], probabilities_[id], logits[id]});
-  }
-  if (with_attention) {
-    for (const LayerState& layer : state_.layers) {
-      p.attention.insert(p.attention.end(), layer.A.begin(), layer.A.end());
+  std::vector<Prediction> predictions(inputs.size());
+  for (size_t b = 0; b < inputs.size(); ++b) {
+    Prediction& p = predictions[b];
+    p.input = std::move(inputs[b]);
+    rank(static_cast<int>(b), k, p);
+    if (with_attention) {
+      for (const LayerState& layer : state_.layers) {
+        p.attention.insert(p.attention.end(), layer.A.begin() + state_.A_starts[b],
+                           layer.A.begin() + state_.A_starts[b + 1]);
+      }
     }
   }
-  return p;
+  return predictions;
+}
+
+void Predictor::rank(int b, int k, Prediction& p) {
+  const int V = model_.config.vocab_size;
+  const float* logits = state_.logits.data() + area(b, V);
+  // probability = e^(logit - ln sum_j e^logit_j), over the whole vocabulary.
+  float max = logits[0];
+  for (int j = 1; j < V; ++j) max = logits[j] > max ? logits[j] : max;
+  double sum = 0.0;
+  for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(logits[j]) - max);
+  const double log_normalizer = max + std::log(sum);
+
+  candidates_.clear();
+  for (int id = 0; id < V; ++id) {
+    if (!model_.is_special(id)) candidates_.push_back(id);
+  }
+  const auto n = static_cast<std::ptrdiff_t>(
+      std::min(candidates_.size(), static_cast<size_t>(std::max(k, 0))));
+  auto better = [logits](int x, int y) {
+    return logits[x] > logits[y] || (logits[x] == logits[y] && x < y);
+  };
+  // The k best by selection, O(V), then only those k sorted.
+  if (n < static_cast<std::ptrdiff_t>(candidates_.size())) {
+    std::nth_element(candidates_.begin(), candidates_.begin() + n, candidates_.end(), better);
+  }
+  std::sort(candidates_.begin(), candidates_.begin() + n, better);
+  p.top.clear();
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    const int id = candidates_[static_cast<size_t>(i)];
+    p.top.push_back({id,
+                     static_cast<float>(std::exp(static_cast<double>(logits[id]) - log_normalizer)),
+                     logits[id]});
+  }
+}
+
+std::span<const float> Predictor::logits() const {
+  const auto V = static_cast<size_t>(model_.config.vocab_size);
+  if (state_.B == 0) return {};
+  return {state_.logits.data() + (static_cast<size_t>(state_.B) - 1) * V, V};
 }
 
 }  // namespace nextword

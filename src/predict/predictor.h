@@ -2,6 +2,7 @@
 // transformer, rank the vocabulary. This is the engine's main entry point.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,8 @@ struct Prediction {
 // words, or none that the vocabulary knows.
 Encoded encode(const Model& model, std::string_view phrase);
 
-// Not thread-safe: it reuses its buffers from call to call.
+// Not thread-safe: it reuses its buffers from call to call, so after the
+// first call of a size, predicting allocates only the records it returns.
 class Predictor {
  public:
   explicit Predictor(const Model& model) : model_(model) {}
@@ -43,16 +45,24 @@ class Predictor {
   // The k most likely next words (fewer if the vocabulary is smaller).
   Prediction predict(std::string_view phrase, int k, bool with_attention = false);
   Prediction predict(Encoded input, int k, bool with_attention = false);
+  // Several phrases in one forward pass (one matrix product per projection
+  // over all their tokens); the predictions come back in input order and
+  // equal those of predicting each phrase alone.
+  std::vector<Prediction> predict(std::vector<Encoded> inputs, int k, bool with_attention = false);
 
   const Model& model() const { return model_; }
-  // Logits of the last prediction, one per vocabulary word.
-  const std::vector<float>& logits() const { return state_.logits; }
+  // Logits of the last phrase predicted, one per vocabulary word.
+  std::span<const float> logits() const;
 
  private:
+  // The top k of logits row b into p.top.
+  void rank(int b, int k, Prediction& p);
+
   const Model& model_;
   RunState state_;
-  std::vector<float> probabilities_;
   std::vector<int> candidates_;
+  std::vector<int> lengths_;
+  std::vector<int> ids_;
 };
 
 }  // namespace nextword

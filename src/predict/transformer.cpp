@@ -7,15 +7,28 @@
 namespace nextword {
 namespace {
 
-// Grows the buffers to fit B windows of T tokens; capacity is kept between calls.
-void reserve(RunState& s, const Config& c, int B, int T, bool all_positions, bool dropout) {
-  const int N = B * T, d = c.d_model;
+// Lays out the sequences and grows the buffers to fit them; capacity is kept
+// between calls, so a pass of no more tokens than before allocates nothing.
+void reserve(RunState& s, const Config& c, std::span<const int> lengths, bool all_positions,
+             bool dropout) {
+  const int B = static_cast<int>(lengths.size()), d = c.d_model;
   const int qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
   const bool layernorm = c.norm == Norm::kLayerNorm;
-  const size_t attention = static_cast<size_t>(B) * static_cast<size_t>(c.n_heads) * area(T, T);
-  auto fit = [](std::vector<float>& buffer, size_t n) { buffer.resize(n); };
   s.B = B;
-  s.T = T;
+  s.T = lengths.empty() ? 0 : lengths[0];
+  s.starts.resize(lengths.size() + 1);
+  s.A_starts.resize(lengths.size() + 1);
+  s.starts[0] = 0;
+  s.A_starts[0] = 0;
+  for (size_t b = 0; b < lengths.size(); ++b) {
+    if (lengths[b] != s.T) s.T = 0;
+    s.starts[b + 1] = s.starts[b] + lengths[b];
+    s.A_starts[b + 1] =
+        s.A_starts[b] + static_cast<size_t>(c.n_heads) * area(lengths[b], lengths[b]);
+  }
+  const int N = s.starts[lengths.size()];
+  const size_t attention = s.A_starts[lengths.size()];
+  auto fit = [](std::vector<float>& buffer, size_t n) { buffer.resize(n); };
   s.all_positions = all_positions;
   s.layers.resize(static_cast<size_t>(c.n_layers));
   for (LayerState& l : s.layers) {
@@ -72,21 +85,30 @@ void merge_branch(float* out, const float* X, float* branch, float* mask, size_t
 
 void forward(const Model& model, RunState& s, const int* ids, int B, int T,
              const ForwardOptions& o) {
+  thread_local std::vector<int> lengths;
+  lengths.assign(static_cast<size_t>(B), T);
+  forward(model, s, ids, lengths, o);
+}
+
+void forward(const Model& model, RunState& s, const int* ids, std::span<const int> lengths,
+             const ForwardOptions& o) {
   const Config& c = model.config;
   const Weights& w = model.weights;
-  const int d = c.d_model, h = c.n_heads, N = B * T;
+  const int d = c.d_model, h = c.n_heads, B = static_cast<int>(lengths.size());
   const int qk = h * c.d_k, v = h * c.d_v;
   const bool dropout = o.dropout > 0.0f;
-  reserve(s, c, B, T, o.all_positions, dropout);
+  reserve(s, c, lengths, o.all_positions, dropout);
+  const int N = s.starts.back();
   s.ids.assign(ids, ids + N);
 
-  // X = E[ids] (+ positions, counted from 0 in every window)
+  // X = E[ids] (+ positions, counted from 0 in every sequence)
   float* X = c.n_layers > 0 ? s.layers[0].X_in.data() : s.X_out.data();
   embedding_forward(X, w.embedding, ids, N, d);
   for (int b = 0; b < B; ++b) {
-    float* window = X + area(b * T, d);
-    if (c.positional == Positional::kLearned) position_forward(window, w.position, T, d);
-    if (c.positional == Positional::kSinusoidal) sinusoid_forward(window, T, d);
+    float* sequence = X + area(s.starts[static_cast<size_t>(b)], d);
+    if (c.positional == Positional::kLearned)
+      position_forward(sequence, w.position, s.length(b), d);
+    if (c.positional == Positional::kSinusoidal) sinusoid_forward(sequence, s.length(b), d);
   }
 
   for (int l = 0; l < c.n_layers; ++l) {
@@ -104,12 +126,13 @@ void forward(const Model& model, RunState& s, const int* ids, int B, int T,
     matmul_forward(ls.V.data(), U, lw.w_v, lw.b_v, N, d, v);
     if (dropout)
       dropout_mask(ls.A_mask.data(), ls.A_mask.size(), o.dropout, site_seed(o, site + 1));
-    const size_t attention = static_cast<size_t>(h) * area(T, T);
-#pragma omp parallel for schedule(static) if (B > 1 && area(N, T) >= kParallelAttention)
+#pragma omp parallel for schedule( \
+    static) if (B > 1 && s.A_starts.back() / static_cast <size_t>(h) >= kParallelAttention)
     for (int b = 0; b < B; ++b) {
-      const size_t row = area(b * T, 1), a = static_cast<size_t>(b) * attention;
+      const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
+      const size_t a = s.A_starts[static_cast<size_t>(b)];
       attention_forward(ls.heads.data() + row * v, ls.A.data() + a, ls.Q.data() + row * qk,
-                        ls.K.data() + row * qk, ls.V.data() + row * v, T, h, c.d_k, c.d_v,
+                        ls.K.data() + row * qk, ls.V.data() + row * v, s.length(b), h, c.d_k, c.d_v,
                         c.attention_scale(), c.causal, dropout ? ls.A_mask.data() + a : nullptr,
                         dropout ? ls.A_dropped.data() + a : nullptr);
     }
@@ -143,7 +166,7 @@ void forward(const Model& model, RunState& s, const int* ids, int B, int T,
     std::copy(s.X_out.begin(), s.X_out.end(), s.Z.begin());
   } else {
     for (int b = 0; b < B; ++b) {
-      const float* last = s.X_out.data() + area(b * T + T - 1, d);
+      const float* last = s.X_out.data() + area(s.starts[static_cast<size_t>(b) + 1] - 1, d);
       std::copy(last, last + d, s.Z.data() + area(b, d));
     }
   }

@@ -2,30 +2,35 @@
 //
 // As in llama2.c, a model is config + weights (model/model_file.h) and the
 // pass works in a RunState of reusable buffers; `forward` is the math of
-// data/FORMAT.md ("Semantics") and nothing else. It runs B windows of T tokens
-// at once (the projections and the feedforward block are one matrix product
-// over all B*T rows) and keeps every activation, so that training
-// (train/backward.h) can run the same pass backwards. Prediction is the case
-// B = 1 without dropout.
+// data/FORMAT.md ("Semantics") and nothing else. It runs B sequences at once:
+// the projections and the feedforward block are one matrix product over the
+// N tokens of all of them, attention runs per sequence. It keeps every
+// activation, so that training (train/backward.h) can run the same pass
+// backwards over B windows of T tokens; prediction runs phrases of any
+// lengths without dropout.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "model/model_file.h"
 
 namespace nextword {
 
-// One layer's activations, N = B*T rows. Buffers a config does not use stay empty.
+// One layer's activations, N rows (the tokens of all B sequences, back to
+// back). Attention is [h, T_b, T_b] per sequence b, back to back; with B
+// windows of one length T that is [B, h, T, T]. Buffers a config does not use
+// stay empty.
 struct LayerState {
   std::vector<float> X_in;       // [N, d]        the residual stream entering the layer
   std::vector<float> U1;         // [N, d]        norm1(X_in)          (layernorm only)
   std::vector<float> Q;          // [N, h*d_k]    U1 W_q + b_q
   std::vector<float> K;          // [N, h*d_k]    U1 W_k + b_k
   std::vector<float> V;          // [N, h*d_v]    U1 W_v + b_v
-  std::vector<float> A;          // [B, h, T, T]  softmax(Q K^T * scale + causal mask)
-  std::vector<float> A_mask;     // [B, h, T, T]  dropout on A               (training)
-  std::vector<float> A_dropped;  // [B, h, T, T]  A * A_mask                 (training)
+  std::vector<float> A;          // per b [h, T_b, T_b]  softmax(Q K^T * scale + causal mask)
+  std::vector<float> A_mask;     // as A       dropout on A               (training)
+  std::vector<float> A_dropped;  // as A       A * A_mask                 (training)
   std::vector<float> heads;      // [N, h*d_v]    concat(head_0 .. head_{h-1})
   std::vector<float> O_mask;     // [N, d]        dropout on the attention branch (training)
   std::vector<float> X_mid;      // [N, d]        the residual stream after attention
@@ -36,14 +41,20 @@ struct LayerState {
 };
 
 struct RunState {
-  int B = 0, T = 0;
-  bool all_positions = false;      // logits for every position, or only each window's last
-  std::vector<int> ids;            // [B, T]
+  int B = 0, T = 0;                // T: the windows' length, 0 when lengths differ
+  std::vector<int> starts;         // [B + 1]  sequence b is rows starts[b] .. starts[b+1]-1
+  std::vector<size_t> A_starts;    // [B + 1]  and its attention A[A_starts[b] ..]
+  bool all_positions = false;      // logits for every position, or only each sequence's last
+  std::vector<int> ids;            // [N]
   std::vector<LayerState> layers;  // [n_layers]
   std::vector<float> X_out;        // [N, d]   the residual stream after the last layer
   std::vector<float> Z;            // [R, d]   final_norm of the rows that get logits
   std::vector<float> logits;       // [R, V]   R = N with all_positions, else B
-  std::vector<float> branch;       // [N, d]   scratch: a branch's output (or its gradient)
+
+  int length(int b) const {
+    return starts[static_cast<size_t>(b) + 1] - starts[static_cast<size_t>(b)];
+  }
+  std::vector<float> branch;  // [N, d]   scratch: a branch's output (or its gradient)
 };
 
 struct ForwardOptions {
@@ -52,10 +63,15 @@ struct ForwardOptions {
   uint64_t seed = 0;           // picks the dropout masks
 };
 
-// Runs ids [B, T] (1 <= T <= max_len) through the model. Afterwards
-// state.logits holds the next-word logits of the positions asked for and
-// state.layers[l].A every layer's attention.
+// Runs ids [B, T], B windows of T tokens (1 <= T <= max_len), through the
+// model. Afterwards state.logits holds the next-word logits of the positions
+// asked for and state.layers[l].A every layer's attention.
 void forward(const Model& model, RunState& state, const int* ids, int B, int T,
+             const ForwardOptions& options = {});
+
+// The same for sequences of different lengths (1 to max_len tokens each),
+// back to back in `ids`.
+void forward(const Model& model, RunState& state, const int* ids, std::span<const int> lengths,
              const ForwardOptions& options = {});
 
 }  // namespace nextword

@@ -1,6 +1,5 @@
 #include "train/trainer.h"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -278,9 +277,7 @@ void save_checkpoint(const Run& run) {
 }
 
 void set_threads(int threads) {
-  const int n = threads > 0 ? threads : omp_get_num_procs();
-  openblas_set_num_threads(n);
-  omp_set_num_threads(n);
+  set_threading(Threading::kBlas, threads > 0 ? threads : omp_get_num_procs());
 }
 
 TrainSummary run_training(Run& run, const TrainHooks& hooks) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "model/model_file.h"
 #include "predict/predictor.h"
@@ -22,7 +23,7 @@ constexpr double kTolerance = 1e-4;
 // The norm-wise relative error max|a - b| / max|b|: an element near zero is
 // judged on the scale of its tensor (float32 cannot do better than that on a
 // logit that is a cancellation of large terms).
-double relative_error(const std::vector<float>& got, const std::vector<double>& want) {
+double relative_error(std::span<const float> got, const std::vector<double>& want) {
   REQUIRE(got.size() == want.size());
   double largest = 0.0, worst = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {
