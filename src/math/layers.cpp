@@ -104,11 +104,12 @@ void set_threading(Threading mode, int threads) {
 }
 
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
-                    int n) {
-  gemm_rows(CblasNoTrans, T, n, m, in, m, W, n, out, n);
+                    int n, int ld_out) {
+  if (ld_out == 0) ld_out = n;
+  gemm_rows(CblasNoTrans, T, n, m, in, m, W, n, out, ld_out);
   if (b == nullptr) return;
   for (int t = 0; t < T; ++t) {
-    float* row = out + static_cast<size_t>(t) * static_cast<size_t>(n);
+    float* row = out + area(t, ld_out);
     for (int j = 0; j < n; ++j) row[j] += b[j];
   }
 }
@@ -175,16 +176,17 @@ NEXTWORD_VECTOR_CLONES double softmax_forward(float* row, int n) {
 
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
                        int T, int n_heads, int d_k, int d_v, float scale, bool causal,
-                       const float* mask, float* A_dropped) {
-  const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
+                       const float* mask, float* A_dropped, int ld_qkv) {
+  const int v_width = n_heads * d_v;
+  const int qk_ld = ld_qkv > 0 ? ld_qkv : n_heads * d_k, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
   const auto TT = static_cast<size_t>(T) * static_cast<size_t>(T);
   for (int i = 0; i < n_heads; ++i) {
     float* A_i = A + static_cast<size_t>(i) * TT;
     const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
     const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
     // A_i = Q_i K_i^T * scale
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + qk_column, qk_width,
-                K + qk_column, qk_width, 0.0f, A_i, T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + qk_column, qk_ld,
+                K + qk_column, qk_ld, 0.0f, A_i, T);
     for (int q = 0; q < T; ++q) {
       float* row = A_i + static_cast<size_t>(q) * static_cast<size_t>(T);
       if (causal) {
@@ -201,7 +203,7 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
     }
     // head_i = A_i V_i, into its columns of the concatenation
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T, V + v_column,
-                v_width, 0.0f, heads + v_column, v_width);
+                v_ld, 0.0f, heads + v_column, v_width);
   }
 }
 
@@ -356,8 +358,9 @@ void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float
 void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
                         const float* A, const float* mask, const float* A_dropped, const float* Q,
                         const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
-                        float scale) {
+                        float scale, int ld_qkv) {
   const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
+  const int qk_ld = ld_qkv > 0 ? ld_qkv : qk_width, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
   const size_t TT = area(T, T);
   for (int i = 0; i < n_heads; ++i) {
     const float* A_i = A + static_cast<size_t>(i) * TT;
@@ -366,7 +369,7 @@ void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float*
     const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
     // head_i = A_i V_i:  dA_i = dhead_i V_i^T;  dV_i = A_i^T dhead_i
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_v, 1.0f, d_heads + v_column,
-                v_width, V + v_column, v_width, 0.0f, dS, T);
+                v_width, V + v_column, v_ld, 0.0f, dS, T);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
                 d_heads + v_column, v_width, 0.0f, dV + v_column, v_width);
     if (mask != nullptr) dropout_backward(dS, mask + static_cast<size_t>(i) * TT, TT);
@@ -381,9 +384,9 @@ void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float*
     }
     // S_i = Q_i K_i^T:  dQ_i = dS K_i;  dK_i = dS^T Q_i
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, K + qk_column,
-                qk_width, 0.0f, dQ + qk_column, qk_width);
+                qk_ld, 0.0f, dQ + qk_column, qk_width);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, Q + qk_column,
-                qk_width, 0.0f, dK + qk_column, qk_width);
+                qk_ld, 0.0f, dK + qk_column, qk_width);
   }
 }
 

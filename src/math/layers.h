@@ -40,9 +40,11 @@ void set_threading(Threading mode, int threads);
 // scores per head) to pay for waking the threads.
 constexpr size_t kParallelAttention = 1 << 14;
 
-// out[T, n] = in[T, m] W[m, n] (+ b[n] on every row, when b is not null)
+// out[T, n] = in[T, m] W[m, n] (+ b[n] on every row, when b is not null).
+// Rows of `out` are ld_out floats apart (0: n), so a product can fill some
+// columns of a wider matrix.
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
-                    int n);
+                    int n, int ld_out = 0);
 
 // out[n] = M[n, m] x[m] (+ b[n])  -- the classifier on one context vector
 void matvec_forward(float* out, const float* M, const float* x, const float* b, int n, int m);
@@ -73,9 +75,11 @@ double softmax_forward(float* row, int n);
 //   heads[T, h*d_v]: head_i = A_i V_i, written to columns i*d_v.. (the concat)
 // With a dropout `mask` [h, T, T] (training), heads are (A * mask) V and
 // A_dropped receives A * mask; A itself stays the softmax output.
+// With ld_qkv > 0, rows of Q, K and V are ld_qkv floats apart: they are
+// column blocks of one [T, ld_qkv] matrix, the output of the fused QKV product.
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
                        int T, int n_heads, int d_k, int d_v, float scale, bool causal,
-                       const float* mask = nullptr, float* A_dropped = nullptr);
+                       const float* mask = nullptr, float* A_dropped = nullptr, int ld_qkv = 0);
 
 // x[n] = gelu(x), the tanh approximation used by GPT-2
 void gelu_forward(float* x, size_t n);
@@ -130,11 +134,11 @@ void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float
 
 // Through attention_forward for one window (h heads). dQ, dK, dV are written,
 // not added to. dS is scratch of [T, T]. `mask` and A_dropped are those of the
-// forward pass (both null without dropout).
+// forward pass (both null without dropout); ld_qkv is as there.
 void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
                         const float* A, const float* mask, const float* A_dropped, const float* Q,
                         const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
-                        float scale);
+                        float scale, int ld_qkv = 0);
 
 // dx[n] = dy[n] * act'(x[n]), x the input of the activation (in place on dy allowed)
 void gelu_backward(float* dx, const float* x, const float* dy, size_t n);

@@ -165,12 +165,48 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present,
 
 float* Weights::mutable_data(size_t index) {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
+  drop_fused();
   return storage_.data() + (data_[index] - storage_.data());
 }
 
 float* Weights::values() {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
+  drop_fused();
   return storage_.data();
+}
+
+void Weights::drop_fused() {
+  if (fused_.empty()) return;
+  fused_.clear();
+  for (LayerWeights& layer : layers) layer.w_qkv = layer.b_qkv = nullptr;
+}
+
+void Weights::fuse_qkv(const Config& c) {
+  const auto d = static_cast<size_t>(c.d_model);
+  const auto qk = static_cast<size_t>(c.n_heads) * static_cast<size_t>(c.d_k);
+  const auto v = static_cast<size_t>(c.n_heads) * static_cast<size_t>(c.d_v);
+  const size_t width = 2 * qk + v;
+  fused_.assign(layers.size() * (d + 1) * width, 0.0f);
+  float* out = fused_.data();
+  for (LayerWeights& layer : layers) {
+    const float* parts[] = {layer.w_q, layer.w_k, layer.w_v};
+    const float* biases[] = {layer.b_q, layer.b_k, layer.b_v};
+    const size_t widths[] = {qk, qk, v};
+    float* w = out;
+    float* b = out + d * width;
+    size_t column = 0;
+    for (size_t part = 0; part < 3; ++part) {
+      for (size_t row = 0; row < d; ++row) {
+        std::copy_n(parts[part] + row * widths[part], widths[part], w + row * width + column);
+      }
+      if (biases[part] != nullptr) std::copy_n(biases[part], widths[part], b + column);
+      column += widths[part];
+    }
+    const bool biased = layer.b_q != nullptr || layer.b_k != nullptr || layer.b_v != nullptr;
+    layer.w_qkv = w;
+    layer.b_qkv = biased ? b : nullptr;
+    out += (d + 1) * width;
+  }
 }
 
 const float* Weights::values() const {

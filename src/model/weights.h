@@ -55,6 +55,10 @@ struct LayerWeights {
   const float* b_in = nullptr;          // [d_ff]
   const float* w_out = nullptr;         // [d_ff, d]
   const float* b_out = nullptr;         // [d]
+  // Derived, not in the file: [W_q | W_k | W_v] side by side, so that one
+  // product gives Q, K and V (Weights::fuse_qkv); null when not fused.
+  const float* w_qkv = nullptr;  // [d, 2*h*d_k + h*d_v]
+  const float* b_qkv = nullptr;  // [2*h*d_k + h*d_v]  null without attention biases
 };
 
 // The tensors plus named views into them. Absent optional tensors are nullptr.
@@ -72,7 +76,9 @@ class Weights {
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
   // The floats of tensor `index` of tensors().
   const float* data(size_t index) const { return data_[index]; }
-  // Writable, so that loaders and training can fill it; only for owned storage.
+  // Writable, so that loaders and training can fill it; only for owned
+  // storage. Handing out a writable pointer drops the fused copies (fuse_qkv),
+  // which could go stale.
   float* mutable_data(size_t index);
   int64_t parameter_count() const { return parameters_; }
   // The whole arena: every tensor back to back, in tensors() order (owned
@@ -83,6 +89,11 @@ class Weights {
   const float* values() const;
   // False when the tensors are views of a mapped file.
   bool owns_storage() const { return owner_ == nullptr; }
+
+  // Copies each layer's W_q, W_k, W_v (and biases) side by side into
+  // LayerWeights::w_qkv (b_qkv), for prediction. Loaders call it once the
+  // values are final; training does not use it.
+  void fuse_qkv(const Config& config);
 
   const float* embedding = nullptr;          // E [V, d]
   const float* position = nullptr;           // P [max_len, d] (learned only)
@@ -103,7 +114,10 @@ class Weights {
   std::vector<TensorSpec> tensors_;
   std::vector<const float*> data_;  // per tensor
   int64_t parameters_ = 0;
+  void drop_fused();
+
   std::vector<float> storage_;         // owned storage, or empty
+  std::vector<float> fused_;           // the w_qkv and b_qkv of every layer
   std::shared_ptr<const void> owner_;  // keeps mapped tensors alive
 };
 

@@ -293,6 +293,7 @@ WeightsFile read_weights_json(const FileBytes& file) {
   WeightsFile result{
       parse_config(small_value(*config, wf, "config"), wf), {}, static_cast<int64_t>(file.size())};
   result.weights = read_tensors(*tensors, result.config, file);
+  result.weights.fuse_qkv(result.config);
   return result;
 }
 

@@ -34,9 +34,7 @@ void reserve(RunState& s, const Config& c, std::span<const int> lengths, bool al
   for (LayerState& l : s.layers) {
     fit(l.X_in, area(N, d));
     fit(l.U1, layernorm ? area(N, d) : 0);
-    fit(l.Q, area(N, qk));
-    fit(l.K, area(N, qk));
-    fit(l.V, area(N, v));
+    fit(l.QKV, area(N, 2 * qk + v));
     fit(l.A, attention);
     fit(l.A_mask, dropout ? attention : 0);
     fit(l.A_dropped, dropout ? attention : 0);
@@ -121,20 +119,30 @@ void forward(const Model& model, RunState& s, const int* ids, std::span<const in
     // Attention block: Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v
     const float* U =
         norm_forward(ls.U1.data(), ls.X_in.data(), lw.norm1_weight, lw.norm1_bias, c, N);
-    matmul_forward(ls.Q.data(), U, lw.w_q, lw.b_q, N, d, qk);
-    matmul_forward(ls.K.data(), U, lw.w_k, lw.b_k, N, d, qk);
-    matmul_forward(ls.V.data(), U, lw.w_v, lw.b_v, N, d, v);
+    // One product with the fused [W_q | W_k | W_v] when the weights have it
+    // (Weights::fuse_qkv), else three into the same columns.
+    const int ld = 2 * qk + v;
+    float* Q = ls.QKV.data();
+    if (lw.w_qkv != nullptr) {
+      matmul_forward(Q, U, lw.w_qkv, lw.b_qkv, N, d, ld);
+    } else {
+      matmul_forward(Q, U, lw.w_q, lw.b_q, N, d, qk, ld);
+      matmul_forward(Q + qk, U, lw.w_k, lw.b_k, N, d, qk, ld);
+      matmul_forward(Q + 2 * qk, U, lw.w_v, lw.b_v, N, d, v, ld);
+    }
     if (dropout)
       dropout_mask(ls.A_mask.data(), ls.A_mask.size(), o.dropout, site_seed(o, site + 1));
-#pragma omp parallel for schedule( \
-    static) if (B > 1 && s.A_starts.back() / static_cast <size_t>(h) >= kParallelAttention)
+    // Attention is per sequence; spread over the threads when there is enough of it.
+    const bool parallel = B > 1 && s.A_starts.back() / static_cast<size_t>(h) >= kParallelAttention;
+#pragma omp parallel for schedule(static) if (parallel)
     for (int b = 0; b < B; ++b) {
       const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
       const size_t a = s.A_starts[static_cast<size_t>(b)];
-      attention_forward(ls.heads.data() + row * v, ls.A.data() + a, ls.Q.data() + row * qk,
-                        ls.K.data() + row * qk, ls.V.data() + row * v, s.length(b), h, c.d_k, c.d_v,
-                        c.attention_scale(), c.causal, dropout ? ls.A_mask.data() + a : nullptr,
-                        dropout ? ls.A_dropped.data() + a : nullptr);
+      const float* Q_b = Q + row * static_cast<size_t>(ld);
+      attention_forward(ls.heads.data() + row * v, ls.A.data() + a, Q_b, Q_b + qk, Q_b + 2 * qk,
+                        s.length(b), h, c.d_k, c.d_v, c.attention_scale(), c.causal,
+                        dropout ? ls.A_mask.data() + a : nullptr,
+                        dropout ? ls.A_dropped.data() + a : nullptr, ld);
     }
     // X_mid = X_in + drop(concat(heads) W_o + b_o)
     matmul_forward(s.branch.data(), ls.heads.data(), lw.w_o, lw.b_o, N, v, d);

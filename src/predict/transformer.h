@@ -25,9 +25,7 @@ namespace nextword {
 struct LayerState {
   std::vector<float> X_in;       // [N, d]        the residual stream entering the layer
   std::vector<float> U1;         // [N, d]        norm1(X_in)          (layernorm only)
-  std::vector<float> Q;          // [N, h*d_k]    U1 W_q + b_q
-  std::vector<float> K;          // [N, h*d_k]    U1 W_k + b_k
-  std::vector<float> V;          // [N, h*d_v]    U1 W_v + b_v
+  std::vector<float> QKV;        // [N, 2*h*d_k + h*d_v]  [Q | K | V] = U1 [W_q | W_k | W_v] + b
   std::vector<float> A;          // per b [h, T_b, T_b]  softmax(Q K^T * scale + causal mask)
   std::vector<float> A_mask;     // as A       dropout on A               (training)
   std::vector<float> A_dropped;  // as A       A * A_mask                 (training)

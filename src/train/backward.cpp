@@ -91,15 +91,17 @@ void backward(const Model& model, RunState& s, GradState& g, float* grads) {
     g.dS.resize(static_cast<size_t>(B) * area(T, T));
     const bool dropout = !ls.A_mask.empty();
     const size_t attention = static_cast<size_t>(h) * area(T, T);
+    const auto ld = static_cast<size_t>(2 * qk + v);  // the rows of [Q | K | V]
 #pragma omp parallel for schedule(static) if (B > 1 && area(N, T) >= kParallelAttention)
     for (int b = 0; b < B; ++b) {
       const size_t row = area(b * T, 1), a = static_cast<size_t>(b) * attention;
-      attention_backward(
-          g.dQ.data() + row * qk, g.dK.data() + row * qk, g.dV.data() + row * v,
-          g.dS.data() + static_cast<size_t>(b) * area(T, T), g.dheads.data() + row * v,
-          ls.A.data() + a, dropout ? ls.A_mask.data() + a : nullptr,
-          dropout ? ls.A_dropped.data() + a : nullptr, ls.Q.data() + row * qk,
-          ls.K.data() + row * qk, ls.V.data() + row * v, T, h, c.d_k, c.d_v, c.attention_scale());
+      attention_backward(g.dQ.data() + row * qk, g.dK.data() + row * qk, g.dV.data() + row * v,
+                         g.dS.data() + static_cast<size_t>(b) * area(T, T),
+                         g.dheads.data() + row * v, ls.A.data() + a,
+                         dropout ? ls.A_mask.data() + a : nullptr,
+                         dropout ? ls.A_dropped.data() + a : nullptr, ls.QKV.data() + row * ld,
+                         ls.QKV.data() + row * ld + qk, ls.QKV.data() + row * ld + 2 * qk, T, h,
+                         c.d_k, c.d_v, c.attention_scale(), static_cast<int>(ld));
     }
     // Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v, U = norm1(X_in)
     const float* U = c.norm != Norm::kNone ? ls.U1.data() : ls.X_in.data();

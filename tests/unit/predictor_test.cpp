@@ -104,3 +104,25 @@ TEST_CASE("splitting the products' rows over threads changes no prediction", "[p
     }
   }
 }
+
+TEST_CASE("the fused QKV product predicts what three products do", "[predict]") {
+  for (const bool biases : {false, true}) {
+    Model m = testing::random_model(testing::small_config(), biases, false, 9);
+    Predictor predictor(m);
+    const Prediction three = predictor.predict(encoded(m, {1, 4, 2, 7, 3}), 11, true);
+    m.weights.fuse_qkv(m.config);
+    REQUIRE(m.weights.layers[0].w_qkv != nullptr);
+    CHECK((m.weights.layers[0].b_qkv != nullptr) == biases);
+    const Prediction fused = predictor.predict(encoded(m, {1, 4, 2, 7, 3}), 11, true);
+    for (size_t j = 0; j < three.top.size(); ++j) {
+      CHECK(fused.top[j].id == three.top[j].id);
+      CHECK(fused.top[j].logit == Approx(three.top[j].logit).margin(1e-6));
+    }
+    for (size_t j = 0; j < three.attention.size(); ++j) {
+      CHECK(fused.attention[j] == Approx(three.attention[j]).margin(1e-6));
+    }
+    // A writable pointer could change W_q behind the copy: the copy is dropped.
+    m.weights.values()[0] += 1.0f;
+    CHECK(m.weights.layers[0].w_qkv == nullptr);
+  }
+}
