@@ -16,7 +16,8 @@ struct ModelOptions {
   std::string weights;
 
   void add_to(CLI::App& command);
-  Model load() const;
+  ModelPaths paths() const;
+  Model load() const { return load_model(paths()); }
 };
 
 // One result line on stdout, flushed (throws Error(kIo) when stdout is gone).
@@ -33,5 +34,7 @@ CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run);
 // nextword convert INPUT OUTPUT [--numbers]
 CLI::App* add_convert_command(CLI::App& app, std::function<int()>& run);
+// nextword bench [-m DIR]
+CLI::App* add_bench_command(CLI::App& app, std::function<int()>& run);
 
 }  // namespace nextword::cli

@@ -18,9 +18,9 @@ void ModelOptions::add_to(CLI::App& command) {
   model->excludes(v)->excludes(w);
 }
 
-Model ModelOptions::load() const {
-  if (!vocab.empty()) return load_model({vocab, weights});
-  return load_model(ModelPaths::in_directory(dir.empty() ? default_model_dir() : dir));
+ModelPaths ModelOptions::paths() const {
+  if (!vocab.empty()) return {vocab, weights};
+  return ModelPaths::in_directory(dir.empty() ? default_model_dir() : dir);
 }
 
 void write_line(const std::string& line) {

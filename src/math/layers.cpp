@@ -81,19 +81,64 @@ NEXTWORD_VECTOR_CLONES void gelu_block(float* x, size_t n, float c, float cubic)
 // Row loops over this many floats are worth spreading over the threads.
 constexpr size_t kParallelRows = 1 << 14;
 
+// Reductions in eight independent lanes, so that they vectorize without
+// reordering any single chain of additions.
+constexpr int kLanes = 8;
+
+double sum_of(const float* x, int n) {
+  double lane[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lane[k] += x[j + k];
+  }
+  double total = 0.0;
+  for (int k = 0; k < kLanes; ++k) total += lane[k];
+  for (; j < n; ++j) total += x[j];
+  return total;
+}
+
+double squared_deviation(const float* x, int n, double mean) {
+  double lane[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lane[k] += (x[j + k] - mean) * (x[j + k] - mean);
+  }
+  double total = 0.0;
+  for (int k = 0; k < kLanes; ++k) total += lane[k];
+  for (; j < n; ++j) total += (x[j] - mean) * (x[j] - mean);
+  return total;
+}
+
+float max_of(const float* x, int n) {
+  float lane[kLanes];
+  for (float& m : lane) m = -std::numeric_limits<float>::infinity();
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lane[k] = x[j + k] > lane[k] ? x[j + k] : lane[k];
+  }
+  float m = lane[0];
+  for (int k = 1; k < kLanes; ++k) m = lane[k] > m ? lane[k] : m;
+  for (; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
 struct RowStatistics {
   double mean, rstd;  // rstd = 1 / sqrt(biased variance + eps)
 };
 
 // Accumulated in double: rows can be long and values far from zero.
 RowStatistics row_statistics(const float* x, int d, float eps) {
-  double mean = 0.0;
-  for (int j = 0; j < d; ++j) mean += x[j];
-  mean /= d;
-  double var = 0.0;
-  for (int j = 0; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
-  var /= d;
+  const double mean = sum_of(x, d) / d;
+  const double var = squared_deviation(x, d, mean) / d;
   return {mean, 1.0 / std::sqrt(var + eps)};
+}
+
+NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float* weight,
+                                          const float* bias, int d, float eps) {
+  const auto [mean, rstd] = row_statistics(x, d, eps);
+  for (int j = 0; j < d; ++j) {
+    y[j] = static_cast<float>((x[j] - mean) * rstd) * weight[j] + bias[j];
+  }
 }
 }  // namespace
 
@@ -148,27 +193,37 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
                        int d, float eps) {
 #pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
   for (int t = 0; t < T; ++t) {
-    const float* x = in + static_cast<size_t>(t) * static_cast<size_t>(d);
-    float* y = out + static_cast<size_t>(t) * static_cast<size_t>(d);
-    const auto [mean, rstd] = row_statistics(x, d, eps);
-    for (int j = 0; j < d; ++j) {
-      y[j] = static_cast<float>((x[j] - mean) * rstd) * weight[j] + bias[j];
-    }
+    layernorm_row(out + area(t, d), in + area(t, d), weight, bias, d, eps);
   }
+}
+
+NEXTWORD_VECTOR_CLONES double log_sum_exp(const float* x, int n) {
+  const float max = max_of(x, n);
+  if (max == -std::numeric_limits<float>::infinity() ||
+      max == std::numeric_limits<float>::infinity()) {
+    return max;
+  }
+  constexpr int kChunk = 256;
+  float e[kChunk];
+  double sum = 0.0;
+  for (int j = 0; j < n; j += kChunk) {
+    const int m = std::min(kChunk, n - j);
+    for (int k = 0; k < m; ++k) e[k] = fast_exp(x[j + k] - max);
+    sum += sum_of(e, m);
+  }
+  return static_cast<double>(max) + std::log(sum);
 }
 
 NEXTWORD_VECTOR_CLONES double softmax_forward(float* row, int n) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  float max = -kInf;
-  for (int j = 0; j < n; ++j) max = std::fmax(max, row[j]);
+  float max = max_of(row, n);
   if (max == kInf) {
     // Overflowed scores: the infinite ones share the mass, as in the limit.
     for (int j = 0; j < n; ++j) row[j] = row[j] == kInf ? 0.0f : -kInf;
     max = 0.0f;
   }
   for (int j = 0; j < n; ++j) row[j] = row[j] == -kInf ? 0.0f : fast_exp(row[j] - max);
-  double sum = 0.0;
-  for (int j = 0; j < n; ++j) sum += row[j];
+  const double sum = sum_of(row, n);
   const auto inverse = static_cast<float>(1.0 / sum);
   for (int j = 0; j < n; ++j) row[j] *= inverse;
   return static_cast<double>(max) + std::log(sum);

@@ -68,6 +68,9 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
 // (of the input), the normalizer that cross-entropy needs.
 double softmax_forward(float* row, int n);
 
+// ln sum_j e^x[j], what softmax_forward returns, without touching x.
+double log_sum_exp(const float* x, int n);
+
 // Scaled dot-product attention for every head (h heads, row-major):
 //   Q[T, h*d_k], K[T, h*d_k], V[T, h*d_v]
 //   A[h, T, T]: A_i = softmax_rows(Q_i K_i^T * scale + M), M = -inf above

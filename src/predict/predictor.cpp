@@ -60,10 +60,12 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
   forward(model_, state_, ids_.data(), lengths_);
 
   std::vector<Prediction> predictions(inputs.size());
+  const auto B = static_cast<int>(inputs.size());
+#pragma omp parallel for schedule(static) if (B >= 8)
+  for (int b = 0; b < B; ++b) rank(b, k, predictions[static_cast<size_t>(b)]);
   for (size_t b = 0; b < inputs.size(); ++b) {
     Prediction& p = predictions[b];
     p.input = std::move(inputs[b]);
-    rank(static_cast<int>(b), k, p);
     if (with_attention) {
       for (const LayerState& layer : state_.layers) {
         p.attention.insert(p.attention.end(), layer.A.begin() + state_.A_starts[b],
@@ -74,33 +76,30 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
   return predictions;
 }
 
-void Predictor::rank(int b, int k, Prediction& p) {
+void Predictor::rank(int b, int k, Prediction& p) const {
   const int V = model_.config.vocab_size;
   const float* logits = state_.logits.data() + area(b, V);
   // probability = e^(logit - ln sum_j e^logit_j), over the whole vocabulary.
-  float max = logits[0];
-  for (int j = 1; j < V; ++j) max = logits[j] > max ? logits[j] : max;
-  double sum = 0.0;
-  for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(logits[j]) - max);
-  const double log_normalizer = max + std::log(sum);
-
-  candidates_.clear();
+  const double log_normalizer = log_sum_exp(logits, V);
+  // Each thread ranks its own phrases, in its own buffer.
+  thread_local std::vector<int> candidates;
+  candidates.clear();
   for (int id = 0; id < V; ++id) {
-    if (!model_.is_special(id)) candidates_.push_back(id);
+    if (!model_.is_special(id)) candidates.push_back(id);
   }
-  const auto n = static_cast<std::ptrdiff_t>(
-      std::min(candidates_.size(), static_cast<size_t>(std::max(k, 0))));
+  const auto n =
+      static_cast<std::ptrdiff_t>(std::min(candidates.size(), static_cast<size_t>(std::max(k, 0))));
   auto better = [logits](int x, int y) {
     return logits[x] > logits[y] || (logits[x] == logits[y] && x < y);
   };
   // The k best by selection, O(V), then only those k sorted.
-  if (n < static_cast<std::ptrdiff_t>(candidates_.size())) {
-    std::nth_element(candidates_.begin(), candidates_.begin() + n, candidates_.end(), better);
+  if (n < static_cast<std::ptrdiff_t>(candidates.size())) {
+    std::nth_element(candidates.begin(), candidates.begin() + n, candidates.end(), better);
   }
-  std::sort(candidates_.begin(), candidates_.begin() + n, better);
+  std::sort(candidates.begin(), candidates.begin() + n, better);
   p.top.clear();
   for (std::ptrdiff_t i = 0; i < n; ++i) {
-    const int id = candidates_[static_cast<size_t>(i)];
+    const int id = candidates[static_cast<size_t>(i)];
     p.top.push_back({id,
                      static_cast<float>(std::exp(static_cast<double>(logits[id]) - log_normalizer)),
                      logits[id]});

@@ -55,12 +55,11 @@ class Predictor {
   std::span<const float> logits() const;
 
  private:
-  // The top k of logits row b into p.top.
-  void rank(int b, int k, Prediction& p);
+  // The top k of logits row b into p.top (thread-safe).
+  void rank(int b, int k, Prediction& p) const;
 
   const Model& model_;
   RunState state_;
-  std::vector<int> candidates_;
   std::vector<int> lengths_;
   std::vector<int> ids_;
 };

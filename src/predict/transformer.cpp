@@ -81,6 +81,17 @@ void merge_branch(float* out, const float* X, float* branch, float* mask, size_t
 
 }  // namespace
 
+double forward_flops(const Config& c, std::span<const int> lengths) {
+  const double d = c.d_model, qk = double{1} * c.n_heads * c.d_k, v = double{1} * c.n_heads * c.d_v;
+  const double per_token = 2 * d * (2 * qk + v) + 2 * v * d + 4 * d * c.d_ff;
+  double flops = 0;
+  for (int T : lengths) {
+    const double squared = double{1} * T * T;
+    flops += c.n_layers * (T * per_token + 2 * squared * (qk + v)) + 2 * d * c.vocab_size;
+  }
+  return flops;
+}
+
 void forward(const Model& model, RunState& s, const int* ids, int B, int T,
              const ForwardOptions& o) {
   thread_local std::vector<int> lengths;

@@ -67,6 +67,11 @@ struct ForwardOptions {
 void forward(const Model& model, RunState& state, const int* ids, int B, int T,
              const ForwardOptions& options = {});
 
+// Floating-point operations of one pass over sequences of these lengths:
+// every matrix product at 2 per multiply-add, attention in full T x T
+// products (as computed), the classifier on each sequence's last position.
+double forward_flops(const Config& config, std::span<const int> lengths);
+
 // The same for sequences of different lengths (1 to max_len tokens each),
 // back to back in `ids`.
 void forward(const Model& model, RunState& state, const int* ids, std::span<const int> lengths,

@@ -1,0 +1,280 @@
+// nextword bench: how fast this machine loads and runs a model, in the spirit
+// of llama-bench. Every figure is measured in this run, side by side with its
+// yardstick (OpenBLAS's sgemm peak, nlohmann's DOM), because the machine may
+// be shared and noisy: ratios taken together hold, absolute times drift.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "math/layers.h"
+#include "model/error.h"
+#include "model/model_writer.h"
+#include "model/weights_file.h"
+#include "predict/predictor.h"
+
+namespace nextword::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+// Runs f once to warm up, then again until `seconds` have passed (at least
+// three times); returns the time of each timed run, in seconds.
+std::vector<double> time_runs(double seconds, const std::function<void()>& f) {
+  f();
+  std::vector<double> times;
+  const auto start = Clock::now();
+  while (times.size() < 3 ||
+         std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+    const auto t0 = Clock::now();
+    f();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return times;
+}
+
+double best(const std::vector<double>& times) {
+  return *std::min_element(times.begin(), times.end());
+}
+
+double median(std::vector<double> times) {
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
+                   times.end());
+  return times[times.size() / 2];
+}
+
+// Peak resident memory since the last reset, in bytes (0 when unknown).
+int64_t peak_rss() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+int64_t current_rss() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+// Sets the peak back to the current size (Linux 4.0+); false if it cannot.
+bool reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+// `value` with `decimals` decimals, right-aligned in `width` characters.
+std::string num(double value, int decimals, int width = 0) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%*.*f", width, decimals, value);
+  return buffer;
+}
+
+// The yardstick for our loader: nlohmann's DOM parse of the whole file.
+size_t nlohmann_dom_parse(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const nlohmann::json parsed = nlohmann::json::parse(bytes.str());
+  return parsed.size();
+}
+
+struct BenchCommand {
+  ModelOptions model;
+  int threads = 0;
+  std::vector<int> batches{1, 16, 64};
+  std::vector<int> lengths{8, 64};
+  double seconds = 0.5;
+  bool skip_json = false;
+  std::string format = "text";
+
+  void add_to(CLI::App& c) {
+    model.add_to(c);
+    c.add_option("-t,--threads", threads, "Threads (default: every core)")
+        ->check(CLI::Range(1, 1024));
+    c.add_option("-b,--batch-sizes", batches, "Phrases per forward pass")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    c.add_option("-l,--lengths", lengths, "Tokens per phrase (at most the model's max_len)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    c.add_option("--seconds", seconds, "Time spent on each measurement")
+        ->check(CLI::Range(0.01, 60.0))
+        ->capture_default_str();
+    c.add_flag("--no-json-loader", skip_json,
+               "Skip timing the JSON loader against nlohmann's DOM on a temporary file");
+    c.add_option("-f,--format", format, "Output: text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  int run() const {
+    const int n = threads > 0 ? threads : omp_get_num_procs();
+    set_threading(Threading::kRows, n);
+    const ModelPaths paths = model.paths();
+    const Model m = load_model(paths);
+    const Config& c = m.config;
+    for (int length : lengths) {
+      if (length > c.max_len) {
+        throw Error(ExitCode::kUsage, "--lengths: " + std::to_string(length) +
+                                          " tokens is more than the model's max_len " +
+                                          std::to_string(c.max_len));
+      }
+    }
+    json report;
+    report["model"] = {{"weights", paths.weights},
+                       {"bytes", m.weights_file_bytes},
+                       {"parameters", m.weights.parameter_count()},
+                       {"memory_mapped", !m.weights.owns_storage()}};
+    report["threads"] = n;
+    report["load_ms"] = 1e3 * median(time_runs(seconds, [&] { (void)load_model(paths); }));
+    if (!skip_json) report["json_loader"] = json_loader(m);
+
+    // The yardstick: OpenBLAS's own threaded sgemm on a large square product.
+    set_threading(Threading::kBlas, n);
+    constexpr int kPeakSize = 1024;
+    std::vector<float> a(area(kPeakSize, kPeakSize), 0.5f), b = a, out = a;
+    const double peak =
+        2.0 * kPeakSize * kPeakSize * kPeakSize /
+        best(time_runs(seconds,
+                       [&] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kPeakSize,
+                                     kPeakSize, kPeakSize, 1.0f, a.data(), kPeakSize, b.data(),
+                                     kPeakSize, 0.0f, out.data(), kPeakSize);
+                       })) /
+        1e9;
+    set_threading(Threading::kRows, n);
+    report["sgemm_peak_gflops"] = peak;
+
+    Predictor predictor(m);
+    json runs = json::array();
+    for (int length : lengths) {
+      for (int batch : batches) {
+        std::vector<Encoded> inputs(static_cast<size_t>(batch));
+        uint64_t seed = 1;
+        for (Encoded& e : inputs) {
+          for (int t = 0; t < length; ++t) {
+            int id = static_cast<int>(splitmix64(seed++) % static_cast<uint64_t>(c.vocab_size));
+            if (t == 0 && m.bos_id >= 0) id = m.bos_id;
+            e.ids.push_back(id);
+          }
+        }
+        const std::vector<double> times =
+            time_runs(seconds, [&] { (void)predictor.predict(inputs, 5); });
+        const std::vector<int> sizes(static_cast<size_t>(batch), length);
+        const double flops = forward_flops(c, sizes), t = best(times);
+        runs.push_back({{"batch", batch},
+                        {"tokens", length},
+                        {"median_ms", 1e3 * median(times)},
+                        {"best_ms", 1e3 * t},
+                        {"tokens_per_s", batch * length / t},
+                        {"gflops", flops / t / 1e9},
+                        {"fraction_of_peak", flops / t / 1e9 / peak}});
+      }
+    }
+    report["runs"] = std::move(runs);
+    write_line(format == "json" ? report.dump() : as_text(report));
+    return 0;
+  }
+
+  // Our JSON loader against nlohmann's DOM parse (the parse alone, before any
+  // conversion to floats) on the same file: the weights as numbers.
+  json json_loader(const Model& m) const {
+    const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                       ("nextword-bench-" + std::to_string(::getpid()) + ".json");
+    write_file_atomically(file.string(),
+                          encode_weights(m.config, m.weights, WeightsFormat::kJsonNumbers));
+    struct Remove {
+      std::filesystem::path path;
+      ~Remove() {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+      }
+    } remove{file};
+    const double ours = median(time_runs(seconds, [&] { (void)read_weights(file.string()); }));
+    const double dom = median(time_runs(seconds, [&] { (void)nlohmann_dom_parse(file); }));
+    json result = {{"bytes", std::filesystem::file_size(file)},
+                   {"ours_ms", 1e3 * ours},
+                   {"nlohmann_dom_ms", 1e3 * dom},
+                   {"speedup", dom / ours}};
+    // Peak memory of each, above what the process held before.
+    auto peak_of = [](const std::function<void()>& f) -> int64_t {
+      const int64_t before = current_rss();
+      if (!reset_peak_rss()) return -1;
+      f();
+      return peak_rss() - before;
+    };
+    const int64_t ours_peak = peak_of([&] { (void)read_weights(file.string()); });
+    const int64_t dom_peak = peak_of([&] { (void)nlohmann_dom_parse(file); });
+    if (ours_peak >= 0) {
+      result["float32_bytes"] = m.weights.parameter_count() * 4;
+      result["ours_peak_bytes"] = ours_peak;
+      result["nlohmann_dom_peak_bytes"] = dom_peak;
+    }
+    return result;
+  }
+
+  static std::string as_text(const json& r) {
+    auto get = [](const json& j, const char* key) { return j[key].get<double>(); };
+    std::string out;
+    const json& model = r["model"];
+    out += "model        " + model["weights"].get<std::string>() + " (" +
+           num(get(model, "bytes"), 0) + " bytes, " + num(get(model, "parameters"), 0) +
+           " parameters" + (model["memory_mapped"].get<bool>() ? ", memory-mapped" : "") + ")\n";
+    out += "threads      " + num(get(r, "threads"), 0) +
+           " (OpenMP splits the products' rows; OpenBLAS single-threaded)\n";
+    out += "load         " + num(get(r, "load_ms"), 2) + " ms\n";
+    if (r.contains("json_loader")) {
+      const json& j = r["json_loader"];
+      out += "json loader  " + num(get(j, "ours_ms"), 1) + " ms vs nlohmann DOM " +
+             num(get(j, "nlohmann_dom_ms"), 1) + " ms: " + num(get(j, "speedup"), 1) +
+             "x faster, on " + num(get(j, "bytes") / 1e6, 1) + " MB of numbers\n";
+      if (j.contains("ours_peak_bytes")) {
+        out += "             peak memory " + num(get(j, "ours_peak_bytes") / 1e6, 1) + " MB vs " +
+               num(get(j, "nlohmann_dom_peak_bytes") / 1e6, 1) +
+               " MB (the floats: " + num(get(j, "float32_bytes") / 1e6, 1) + " MB)\n";
+      }
+    }
+    out += "sgemm peak   " + num(get(r, "sgemm_peak_gflops"), 1) +
+           " GFLOPS (1024^3, OpenBLAS threads)\n\n";
+    out += "batch  tokens  median ms   best ms    tokens/s   GFLOPS  of peak\n";
+    for (const json& run : r["runs"]) {
+      out += num(get(run, "batch"), 0, 5) + num(get(run, "tokens"), 0, 8) +
+             num(get(run, "median_ms"), 3, 11) + num(get(run, "best_ms"), 3, 10) +
+             num(get(run, "tokens_per_s"), 0, 12) + num(get(run, "gflops"), 1, 9) +
+             num(100 * get(run, "fraction_of_peak"), 1, 8) + "%\n";
+    }
+    out.pop_back();
+    return out;
+  }
+};
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, std::function<int()>& run) {
+  auto command = std::make_shared<BenchCommand>();
+  CLI::App* c = app.add_subcommand(
+      "bench", "Measure load time, latency, throughput and GFLOPS against this machine's sgemm");
+  command->add_to(*c);
+  run = [command] { return command->run(); };
+  return c;
+}
+
+}  // namespace nextword::cli
