@@ -1,8 +1,11 @@
 #include "model/json_scan.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "text/utf8.h"
@@ -18,6 +21,18 @@ constexpr size_t kProgressEvery = size_t{1} << 16;
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// True when none of the eight bytes at p needs a closer look inside a
+// string: no quote, backslash, control character or non-ASCII byte (SWAR).
+bool plain_eight(const char* p) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, 8);
+  constexpr uint64_t kOnes = 0x0101010101010101u, kHigh = 0x8080808080808080u;
+  auto has_zero_byte = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const uint64_t below_space = (v - kOnes * 0x20) & ~v & kHigh;  // exact once no high bit is set
+  return ((v & kHigh) | has_zero_byte(v ^ (kOnes * '"')) | has_zero_byte(v ^ (kOnes * '\\')) |
+          below_space) == 0;
+}
 
 class Scanner {
  public:
@@ -92,7 +107,13 @@ class Scanner {
     space();
     if (p_ < end_ && *p_ == ']') return close();
     for (;;) {
-      if (!value(nullptr)) return false;
+      space();
+      // Numbers first: the arrays of a weights file hold millions of them.
+      if (p_ < end_ && (*p_ == '-' || is_digit(*p_))) {
+        if (!number()) return false;
+      } else if (!value(nullptr)) {
+        return false;
+      }
       space();
       if (p_ == end_) return false;
       if (*p_ == ']') return close();
@@ -110,6 +131,8 @@ class Scanner {
   bool string() {
     ++p_;
     while (p_ < end_) {
+      while (end_ - p_ >= 8 && plain_eight(p_)) p_ += 8;  // base64 goes by in blocks
+      if (p_ == end_) break;
       const auto c = static_cast<unsigned char>(*p_);
       if (c == '"') {
         ++p_;
@@ -118,6 +141,8 @@ class Scanner {
       if (c < 0x20) return false;
       if (c == '\\') {
         if (!escape()) return false;
+      } else if (c < 0x80) {
+        ++p_;  // ASCII: all of base64
       } else {
         const size_t n = utf8_sequence_length(p_, end_);
         if (n == 0) return false;
@@ -204,6 +229,100 @@ class Scanner {
   size_t elements_ = 0;  // array elements so far, in all arrays
 };
 
+// 10^0 .. 10^22, every one exact in double.
+constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+// Eight ASCII digits at p as one number (SWAR: a few multiplications instead
+// of eight dependent ones); false when they are not all digits.
+bool eight_digits(const char* p, uint64_t* value) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, 8);  // little-endian: p[0] is the low byte
+  const uint64_t high = v & 0xF0F0F0F0F0F0F0F0u;
+  if ((high | (((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) >> 4)) != 0x3333333333333333u) {
+    return false;
+  }
+  v = (v & 0x0F0F0F0F0F0F0F0Fu) * 2561 >> 8;
+  v = (v & 0x00FF00FF00FF00FFu) * 6553601 >> 16;
+  *value = (v & 0x0000FFFF0000FFFFu) * 42949672960001u >> 32;
+  return true;
+}
+
+// Appends the digits at p to *mantissa (counting them in *count), eight at a
+// time where it can; *exact turns false once they no longer fit.
+const char* digits_into(const char* p, const char* end, uint64_t* mantissa, int* count,
+                        bool* exact) {
+  constexpr uint64_t kRoomForEight = 100'000'000'000;  // * 10^8 stays below 2^64
+  constexpr uint64_t kRoomForOne = 1'000'000'000'000'000'000;
+  uint64_t eight = 0;
+  while (end - p >= 8 && *mantissa < kRoomForEight && eight_digits(p, &eight)) {
+    *mantissa = *mantissa * 100'000'000 + eight;
+    *count += 8;
+    p += 8;
+  }
+  for (; p < end && is_digit(*p); ++p, ++*count) {
+    if (*mantissa >= kRoomForOne) *exact = false;
+    if (*exact) *mantissa = *mantissa * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  return p;
+}
+
+// A valid JSON number at p, rounded to the nearest float32: the common case
+// (an exact mantissa, a modest exponent) in a few operations, the rest by
+// std::from_chars. Sets *next past the number; false when it is beyond float32.
+bool parse_float(const char* p, const char* end, float* out, const char** next) {
+  const char* start = p;
+  const bool negative = *p == '-';
+  if (negative) ++p;
+  uint64_t mantissa = 0;
+  int integer_digits = 0, fraction_digits = 0, exponent = 0;
+  bool exact = true;
+  p = digits_into(p, end, &mantissa, &integer_digits, &exact);
+  if (p < end && *p == '.') {
+    p = digits_into(p + 1, end, &mantissa, &fraction_digits, &exact);
+    exponent = -fraction_digits;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    const bool minus = *p == '-';
+    if (*p == '-' || *p == '+') ++p;
+    int e = 0;
+    for (; p < end && is_digit(*p); ++p) e = e < 10000 ? e * 10 + (*p - '0') : e;
+    exponent += minus ? -e : e;
+  }
+  *next = p;
+  // Clinger's fast path: with the mantissa and 10^|exponent| exact in
+  // double, one division or multiplication rounds correctly to double. The
+  // double then rounds correctly to float unless it sits exactly halfway
+  // between two floats, where the first rounding may have decided the tie.
+  constexpr uint64_t kExactInDouble = uint64_t{1} << 53;
+  if (exact && mantissa <= kExactInDouble && exponent >= -22 && exponent <= 22) {
+    double value = static_cast<double>(mantissa);
+    value = exponent < 0 ? value / kPowersOfTen[-exponent] : value * kPowersOfTen[exponent];
+    const auto bits = std::bit_cast<uint64_t>(value);
+    const bool halfway = (bits & 0x1FFFFFFF) == 0x10000000;
+    const bool normal = value == 0.0 || (value >= 0x1p-126 && value < 0x1p127);
+    if (!halfway && normal) {
+      *out = static_cast<float>(negative ? -value : value);
+      return true;
+    }
+  }
+  float value = 0;
+  const auto result = std::from_chars(start, end, value);
+  *next = result.ptr;
+  if (result.ec == std::errc::result_out_of_range) {
+    // Beyond float32: overflow is refused by the caller; underflow rounds to
+    // zero, as the DOM reader (double, then float) does.
+    const std::string text(start, result.ptr);
+    value = static_cast<float>(std::strtod(text.c_str(), nullptr));
+  } else if (result.ec != std::errc()) {
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
 // Reads scanned, valid array text into float32s.
 class FloatReader {
  public:
@@ -259,16 +378,8 @@ class FloatReader {
     space();
     if (p_ == end_ || (*p_ != '-' && !is_digit(*p_)) || written_ == count_) return false;
     float value = 0;
-    const auto [next, ec] = std::from_chars(p_, end_, value);
-    if (ec == std::errc::result_out_of_range) {
-      // Beyond float32: overflow is refused below; underflow rounds to zero,
-      // as the DOM reader (double, then float) does.
-      const std::string digits(p_, next);
-      value = static_cast<float>(std::strtod(digits.c_str(), nullptr));
-    } else if (ec != std::errc()) {
-      return false;
-    }
-    if (!std::isfinite(value)) return false;
+    const char* next = nullptr;
+    if (!parse_float(p_, end_, &value, &next) || !std::isfinite(value)) return false;
     p_ = next;
     out_[written_++] = value;
     if (written_ % kProgressEvery == 0 && progress_) progress_(p_);

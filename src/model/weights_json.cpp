@@ -209,7 +209,12 @@ bool read_tensor_fast(const Node& tensor, const TensorSpec& spec, float* out,
     *field = &value;
   }
   if (shape == nullptr || (data == nullptr) == (b64 == nullptr)) return false;
-  const json dims = small_value(*shape, file, "tensors." + spec.name + ".shape");
+  json dims;
+  try {  // no exception may leave the parallel loop; the DOM reader reports it
+    dims = small_value(*shape, file, "tensors." + spec.name + ".shape");
+  } catch (const Error&) {
+    return false;
+  }
   if (!dims.is_array() || dims.size() != spec.shape.size()) return false;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (!dims[i].is_number_integer() || dims[i].get<int64_t>() != spec.shape[i]) return false;
@@ -239,15 +244,30 @@ Weights read_tensors(const Node& tensors, const Config& config, const FileBytes&
                           std::to_string(bytes) + "-byte file can hold");
   }
   Weights weights(config, std::move(present));
+  // The tensors are independent: the threads read them side by side. A
+  // tensor the fast path does not take is read again, in file order, by the
+  // DOM reader, which throws the message naming its field.
   const json_scan::Progress release = [&file](const char* p) { file.release_before(p); };
-  for (size_t i = 0; i < weights.tensors().size(); ++i) {
-    const TensorSpec& spec = weights.tensors()[i];
-    const Node& tensor = *tensors.find(spec.name);
-    if (!read_tensor_fast(tensor, spec, weights.mutable_data(i), release, path)) {
-      TensorReader(path, spec, weights.mutable_data(i))
-          .read(small_value(tensor, path, "tensors." + spec.name));
+  const auto count = static_cast<int>(weights.tensors().size());
+  std::vector<const Node*> nodes;
+  std::vector<float*> outputs;
+  for (int i = 0; i < count; ++i) {
+    nodes.push_back(tensors.find(weights.tensors()[static_cast<size_t>(i)].name));
+    outputs.push_back(weights.mutable_data(static_cast<size_t>(i)));
+  }
+  std::vector<char> fast(static_cast<size_t>(count), 0);
+#pragma omp parallel for schedule(dynamic)
+  for (int i = 0; i < count; ++i) {
+    const auto t = static_cast<size_t>(i);
+    fast[t] = read_tensor_fast(*nodes[t], weights.tensors()[t], outputs[t], release, path);
+    release(nodes[t]->text.data() + nodes[t]->text.size());
+  }
+  for (size_t t = 0; t < fast.size(); ++t) {
+    if (!fast[t]) {
+      const TensorSpec& spec = weights.tensors()[t];
+      TensorReader(path, spec, outputs[t])
+          .read(small_value(*nodes[t], path, "tensors." + spec.name));
     }
-    release(tensor.text.data() + tensor.text.size());
   }
   return weights;
 }
