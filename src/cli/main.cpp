@@ -1,9 +1,11 @@
 // nextword: the command-line front end. It parses arguments with CLI11, loads
 // the model through the engine and writes records; all the math is in the
 // engine library (src/math, src/model, src/text, src/predict).
+#include <omp.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -14,7 +16,9 @@
 
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "cli/line_reader.h"
 #include "cli/output.h"
+#include "math/layers.h"
 #include "model/error.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
@@ -31,48 +35,83 @@ struct PhraseCommand {
   std::string format = "text";
   bool quiet = false;
   bool attention = false;
+  int batch = 64;
+  int threads = 0;
 
   int run() const {
+    set_threading(Threading::kRows, threads > 0 ? threads : omp_get_num_procs());
     const Model m = model.load();
     Predictor predictor(m);
-    const Format f = format == "json"  ? Format::kJson
-                     : format == "tsv" ? Format::kTsv
-                                       : Format::kText;
-    // JSON records carry "unknown" and "truncated" themselves.
-    const bool notes = !quiet && f != Format::kJson;
-    auto predict_one = [&](const std::string& phrase, const std::string& where) {
-      Prediction p = predictor.predict(phrase, top_k, attention);
-      if (notes && p.input.truncated) {
-        note(where,
-             "phrase cut to its last " + std::to_string(m.config.max_len) + " tokens (max_len)");
-      }
-      if (notes && !p.input.unknown.empty()) {
-        note(where, "not in the vocabulary: " + join(p.input.unknown));
-      }
-      write_line(attention ? attention_record(m, phrase, p) : prediction_record(m, phrase, p, f));
-    };
-
     if (!words.empty()) {
-      predict_one(join(words), "");
+      const std::string phrase = join(words);
+      write_record(m, phrase, predictor.predict(phrase, top_k, attention), "");
       return 0;
     }
-    // One record per input line, in order, flushed as it goes.
+    // One record per input line, in order. Lines that are already waiting
+    // are predicted together, up to --batch of them in one forward pass; a
+    // line typed by hand is answered as soon as it is read.
+    LineReader input(STDIN_FILENO);
     int status = 0;
+    long number = 0;
+    std::vector<std::string> lines;
     std::string line;
-    for (long number = 1; std::getline(std::cin, line); ++number) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      const std::string where = "<stdin>:" + std::to_string(number) + ": ";
+    while (input.next(line)) {
+      lines.assign(1, line);
+      while (static_cast<int>(lines.size()) < batch && input.ready() && input.next(line)) {
+        lines.push_back(line);
+      }
+      if (predict_lines(m, predictor, lines, number)) status = static_cast<int>(ExitCode::kInput);
+      number += static_cast<long>(lines.size());
+    }
+    return status;
+  }
+
+  // Predicts lines `first + 1` .. of stdin in one pass and writes their
+  // records in order; true when some line had no prediction.
+  bool predict_lines(const Model& m, Predictor& predictor, const std::vector<std::string>& lines,
+                     long first) const {
+    std::vector<Encoded> inputs;
+    std::vector<std::optional<Error>> errors(lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
       try {
-        predict_one(line, where);
+        inputs.push_back(encode(m, lines[i]));
       } catch (const Error& e) {
         if (e.code() != ExitCode::kInput) throw;
-        std::fprintf(stderr, "nextword: %s%s\n", where.c_str(), e.what());
-        write_line(error_record(line, e, f));
-        status = static_cast<int>(ExitCode::kInput);
+        errors[i] = e;
       }
     }
-    if (std::cin.bad()) throw Error(ExitCode::kIo, "cannot read standard input");
-    return status;
+    std::vector<Prediction> predictions = predictor.predict(std::move(inputs), top_k, attention);
+    size_t next = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string where =
+          "<stdin>:" + std::to_string(first + 1 + static_cast<long>(i)) + ": ";
+      if (errors[i]) {
+        std::fprintf(stderr, "nextword: %s%s\n", where.c_str(), errors[i]->what());
+        write_line(error_record(lines[i], *errors[i], output_format()));
+      } else {
+        write_record(m, lines[i], predictions[next++], where);
+      }
+    }
+    return std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e.has_value(); });
+  }
+
+  Format output_format() const {
+    return format == "json" ? Format::kJson : format == "tsv" ? Format::kTsv : Format::kText;
+  }
+
+  void write_record(const Model& m, const std::string& phrase, const Prediction& p,
+                    const std::string& where) const {
+    const Format f = output_format();
+    // JSON records carry "unknown" and "truncated" themselves.
+    const bool notes = !quiet && f != Format::kJson;
+    if (notes && p.input.truncated) {
+      note(where,
+           "phrase cut to its last " + std::to_string(m.config.max_len) + " tokens (max_len)");
+    }
+    if (notes && !p.input.unknown.empty()) {
+      note(where, "not in the vocabulary: " + join(p.input.unknown));
+    }
+    write_line(attention ? attention_record(m, phrase, p) : prediction_record(m, phrase, p, f));
   }
 };
 
@@ -94,6 +133,14 @@ int run(int argc, char** argv) {
         ->check(CLI::Range(1, 1 << 24))
         ->capture_default_str();
     command.add_flag("-q,--quiet", c.quiet, "No notes on stderr (unknown words, truncation)");
+    command
+        .add_option("--batch", c.batch,
+                    "Phrases from stdin predicted together, at most (lines already waiting; "
+                    "a typed line is answered at once)")
+        ->check(CLI::Range(1, 1 << 16))
+        ->capture_default_str();
+    command.add_option("-t,--threads", c.threads, "Threads (default: every core)")
+        ->check(CLI::Range(1, 1024));
   };
 
   CLI::App* predict_cmd = app.add_subcommand(

@@ -10,7 +10,7 @@ namespace {
 // Lays out the sequences and grows the buffers to fit them; capacity is kept
 // between calls, so a pass of no more tokens than before allocates nothing.
 void reserve(RunState& s, const Config& c, std::span<const int> lengths, bool all_positions,
-             bool dropout) {
+             bool dropout, bool keep) {
   const int B = static_cast<int>(lengths.size()), d = c.d_model;
   const int qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
   const bool layernorm = c.norm == Norm::kLayerNorm;
@@ -31,11 +31,21 @@ void reserve(RunState& s, const Config& c, std::span<const int> lengths, bool al
   auto fit = [](std::vector<float>& buffer, size_t n) { buffer.resize(n); };
   s.all_positions = all_positions;
   s.layers.resize(static_cast<size_t>(c.n_layers));
+  bool first = true;
   for (LayerState& l : s.layers) {
+    fit(l.A, attention);
+    if (!keep && !first) {  // layer 0's buffers serve every layer
+      for (std::vector<float>* unused : {&l.X_in, &l.U1, &l.QKV, &l.A_mask, &l.A_dropped, &l.heads,
+                                         &l.O_mask, &l.X_mid, &l.U2, &l.H_pre, &l.H, &l.F_mask}) {
+        unused->clear();
+        unused->shrink_to_fit();
+      }
+      continue;
+    }
+    first = false;
     fit(l.X_in, area(N, d));
     fit(l.U1, layernorm ? area(N, d) : 0);
     fit(l.QKV, area(N, 2 * qk + v));
-    fit(l.A, attention);
     fit(l.A_mask, dropout ? attention : 0);
     fit(l.A_dropped, dropout ? attention : 0);
     fit(l.heads, area(N, v));
@@ -106,7 +116,7 @@ void forward(const Model& model, RunState& s, const int* ids, std::span<const in
   const int d = c.d_model, h = c.n_heads, B = static_cast<int>(lengths.size());
   const int qk = h * c.d_k, v = h * c.d_v;
   const bool dropout = o.dropout > 0.0f;
-  reserve(s, c, lengths, o.all_positions, dropout);
+  reserve(s, c, lengths, o.all_positions, dropout, o.keep_activations);
   const int N = s.starts.back();
   s.ids.assign(ids, ids + N);
 
@@ -122,9 +132,13 @@ void forward(const Model& model, RunState& s, const int* ids, std::span<const in
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-    LayerState& ls = s.layers[static_cast<size_t>(l)];
-    float* next =
-        l + 1 < c.n_layers ? s.layers[static_cast<size_t>(l) + 1].X_in.data() : s.X_out.data();
+    // This layer's activations, or the scratch all layers share; its output
+    // then goes back into X_in, which is free once X_mid is computed.
+    LayerState& ls = s.layers[o.keep_activations ? static_cast<size_t>(l) : 0];
+    float* A = s.layers[static_cast<size_t>(l)].A.data();
+    float* next = l + 1 == c.n_layers  ? s.X_out.data()
+                  : o.keep_activations ? s.layers[static_cast<size_t>(l) + 1].X_in.data()
+                                       : ls.X_in.data();
     const auto site = static_cast<uint64_t>(l) * 4;
 
     // Attention block: Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v
@@ -150,8 +164,8 @@ void forward(const Model& model, RunState& s, const int* ids, std::span<const in
       const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
       const size_t a = s.A_starts[static_cast<size_t>(b)];
       const float* Q_b = Q + row * static_cast<size_t>(ld);
-      attention_forward(ls.heads.data() + row * v, ls.A.data() + a, Q_b, Q_b + qk, Q_b + 2 * qk,
-                        s.length(b), h, c.d_k, c.d_v, c.attention_scale(), c.causal,
+      attention_forward(ls.heads.data() + row * v, A + a, Q_b, Q_b + qk, Q_b + 2 * qk, s.length(b),
+                        h, c.d_k, c.d_v, c.attention_scale(), c.causal,
                         dropout ? ls.A_mask.data() + a : nullptr,
                         dropout ? ls.A_dropped.data() + a : nullptr, ld);
     }

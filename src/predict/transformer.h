@@ -57,8 +57,12 @@ struct RunState {
 
 struct ForwardOptions {
   bool all_positions = false;  // logits for every position (training), else the last ones
-  float dropout = 0.0f;        // probability; 0 when predicting
-  uint64_t seed = 0;           // picks the dropout masks
+  // Keep every layer's activations, for train/backward.h. Without it the
+  // layers share one layer's worth of scratch (only each layer's attention A
+  // is kept), so prediction needs a fraction of the memory.
+  bool keep_activations = false;
+  float dropout = 0.0f;  // probability; 0 when predicting
+  uint64_t seed = 0;     // picks the dropout masks
 };
 
 // Runs ids [B, T], B windows of T tokens (1 <= T <= max_len), through the

@@ -401,6 +401,7 @@ double train_step(Model& model, Optimizer& optimizer, const TrainOptions& o, int
                   const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed) {
   ForwardOptions fo;
   fo.all_positions = true;
+  fo.keep_activations = true;  // for backward()
   fo.dropout = o.dropout;
   fo.seed = dropout_seed;
   forward(model, optimizer.state, inputs, B, T, fo);

@@ -246,6 +246,30 @@ class Streams(unittest.TestCase):
             p.stdout.close()
         self.assertEqual(p.returncode, 0)
 
+    def test_batches_change_no_record(self):
+        # Phrases of many lengths, errors among them, through the default model
+        # one at a time and in batches: the same records, in the same order.
+        words = "once upon a time there was a little girl named lily who loved the park".split()
+        phrases = [" ".join(words[i % 7:i % 7 + 1 + i % 11]) for i in range(300)]
+        phrases[17] = "zzzz qqqq"
+        phrases[150] = ""
+        stdin = "\n".join(phrases) + "\n"
+        runs = {b: run("predict", "-f", "json", "-k", "3", "--batch", b, stdin=stdin)
+                for b in ("1", "7", "64")}
+        one = [json.loads(l) for l in runs["1"].stdout.splitlines()]
+        self.assertEqual(len(one), 300)
+        for b in ("7", "64"):
+            self.assertEqual(runs[b].returncode, INPUT)
+            self.assertEqual(runs[b].stderr, runs["1"].stderr)
+            records = [json.loads(l) for l in runs[b].stdout.splitlines()]
+            self.assertEqual(len(records), 300)
+            for x, y in zip(one, records):
+                self.assertEqual(x["phrase"], y["phrase"])
+                self.assertEqual(x.get("error"), y.get("error"))
+                for p, q in zip(x.get("predictions", []), y.get("predictions", [])):
+                    self.assertEqual(p["word"], q["word"])
+                    self.assertAlmostEqual(p["probability"], q["probability"], places=5)
+
     def test_attention_from_stdin(self):
         r = run("attention", "-m", self.fruit, stdin="banana apple\nphone apple\n")
         self.assertEqual([json.loads(l)["tokens"][0] for l in r.stdout.splitlines()],

@@ -55,6 +55,7 @@ double loss_of(const Model& m, RunState& s, const std::vector<int>& ids,
                const std::vector<int>& targets, int B, int T, float dropout) {
   ForwardOptions o;
   o.all_positions = true;
+  o.keep_activations = true;
   o.dropout = dropout;
   o.seed = 42;
   forward(m, s, ids.data(), B, T, o);

@@ -58,6 +58,7 @@ TEST_CASE("gradients and AdamW steps match PyTorch autograd", "[training-parity]
     GradState grad_state;
     ForwardOptions all;
     all.all_positions = true;
+    all.keep_activations = true;
     forward(model, state, inputs.data(), B, T, all);
     const double loss = loss_forward_backward(state, targets.data(), model.config.vocab_size);
     CHECK(std::abs(loss - want["loss"].get<double>()) <=
