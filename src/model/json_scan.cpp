@@ -53,8 +53,12 @@ class Scanner {
   }
 
  private:
+  // The hot loops work on a local copy of p_: a store to p_ may alias the
+  // text as far as the compiler knows, so it would be written back per byte.
   void space() {
-    while (p_ < end_ && is_space(*p_)) ++p_;
+    const char* p = p_;
+    while (p < end_ && is_space(*p)) ++p;
+    p_ = p;
   }
 
   // One value; its skeleton goes to `node` unless that is null (array
@@ -183,8 +187,10 @@ class Scanner {
   }
 
   bool digits() {
-    if (p_ == end_ || !is_digit(*p_)) return false;
-    while (p_ < end_ && is_digit(*p_)) ++p_;
+    const char* p = p_;
+    if (p == end_ || !is_digit(*p)) return false;
+    while (p < end_ && is_digit(*p)) ++p;
+    p_ = p;
     return true;
   }
 

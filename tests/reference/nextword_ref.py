@@ -9,15 +9,20 @@ layer_norm and gelu.
     /usr/bin/python3 tests/reference/nextword_ref.py --model DIR "once upon a"
 
 prints one JSON record per phrase: tokens, ids, attention [l][h][q][k],
-logits (one per vocabulary word) and probabilities.
+logits (one per vocabulary word) and probabilities. For speed comparisons
+(tests/bench/compare_torch.py) it can also read weights.safetensors, compute
+in float32, print only the top k like `nextword predict -f tsv`, and run
+phrases from stdin in padded batches (--batch) through a batched forward pass.
 """
 import argparse
 import base64
 import json
 import math
+import os
 import string
 import struct
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -69,6 +74,27 @@ def tokenize(text, lowercase=True, split_punctuation=True):
     return tokens
 
 
+DTYPE = torch.float64  # the parity tests' precision; --dtype float32 for speed
+
+
+def read_safetensors(path):
+    """The format-v1 weights of a weights.safetensors file: (root, tensors)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__")
+    assert meta["format"] == "nextword" and meta["version"] == "1"
+    data = raw[8 + n:]
+    tensors = {}
+    for name, t in header.items():
+        assert t["dtype"] == "F32"
+        begin, end = t["data_offsets"]
+        values = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.float32)
+        tensors[name] = values.to(DTYPE).reshape(t["shape"])
+    return {"format": "nextword", "version": 1, "config": json.loads(meta["config"])}, tensors
+
+
 def read_tensor(t):
     shape = t["shape"]
     if "b64" in t:
@@ -85,20 +111,24 @@ def read_tensor(t):
                 values.append(float(x))
         flatten(t["data"])
     # The file holds float32 values; compute with exactly those, in float64.
-    return torch.tensor(values, dtype=torch.float32).to(torch.float64).reshape(shape)
+    return torch.tensor(values, dtype=torch.float32).to(DTYPE).reshape(shape)
 
 
 class Model:
     def __init__(self, vocab_path, weights_path):
-        with open(weights_path, encoding="utf-8") as f:
-            root = json.load(f)
+        if weights_path.endswith(".safetensors"):
+            root, tensors = read_safetensors(weights_path)
+        else:
+            with open(weights_path, encoding="utf-8") as f:
+                root = json.load(f)
+            tensors = None
         assert root["format"] == "nextword" and root["version"] == 1
         self.config = dict(CONFIG_DEFAULTS)
         self.config.update(root["config"])
         tok = {"lowercase": True, "split_punctuation": True}
         tok.update(self.config["tokenizer"])
         self.config["tokenizer"] = tok
-        self.tensors = {name: read_tensor(t) for name, t in root["tensors"].items()}
+        self.tensors = tensors or {name: read_tensor(t) for name, t in root["tensors"].items()}
         with open(vocab_path, encoding="utf-8") as f:
             vocab = json.load(f)
         if isinstance(vocab, dict):
@@ -154,9 +184,9 @@ class Model:
         if c["positional"] == "learned":
             X = X + W["position"][:T]
         elif c["positional"] == "sinusoidal":
-            pos = torch.arange(T, dtype=torch.float64)[:, None]
-            even = (torch.arange(d) // 2 * 2).to(torch.float64)[None, :]
-            angle = pos / torch.pow(torch.tensor(10000.0, dtype=torch.float64), even / d)
+            pos = torch.arange(T, dtype=DTYPE)[:, None]
+            even = (torch.arange(d) // 2 * 2).to(DTYPE)[None, :]
+            angle = pos / torch.pow(torch.tensor(10000.0, dtype=DTYPE), even / d)
             pe = torch.where(torch.arange(d)[None, :] % 2 == 0, torch.sin(angle), torch.cos(angle))
             X = X + pe
         s = 1.0 / math.sqrt(dk) if c["scale"] == "sqrt_dk" else 1.0
@@ -191,6 +221,53 @@ class Model:
             logits = logits + W["classifier_bias"]
         return logits, attention
 
+    def forward_batch(self, batch):
+        """Next-word logits [B, V] for lists of ids of any lengths, in one
+        batched pass: right-padded to the longest, so with the causal mask no
+        real token sees a pad, and each row's logits come from its last token."""
+        c, W = self.config, self.tensors
+        B, T = len(batch), max(len(ids) for ids in batch)
+        d, h, dk, dv = c["d_model"], c["n_heads"], c["d_k"], c["d_v"]
+        assert c["causal"] and c["positional"] != "sinusoidal", "batched pass: causal, no sinusoid"
+        ids = torch.zeros(B, T, dtype=torch.long)
+        for b, row in enumerate(batch):
+            ids[b, :len(row)] = torch.tensor(row)
+        X = W["embedding"][ids]
+        if c["positional"] == "learned":
+            X = X + W["position"][:T]
+        s = 1.0 / math.sqrt(dk) if c["scale"] == "sqrt_dk" else 1.0
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        for l in range(c["n_layers"]):
+            p = "layers.%d." % l
+            U = self.norm(X, p + "norm1")
+            Q = self.linear(U, p + "attn.w_q", p + "attn.b_q").view(B, T, h, dk).transpose(1, 2)
+            K = self.linear(U, p + "attn.w_k", p + "attn.b_k").view(B, T, h, dk).transpose(1, 2)
+            V = self.linear(U, p + "attn.w_v", p + "attn.b_v").view(B, T, h, dv).transpose(1, 2)
+            A = torch.softmax((Q @ K.transpose(2, 3) * s).masked_fill(mask, float("-inf")), dim=-1)
+            heads = (A @ V).transpose(1, 2).reshape(B, T, h * dv)
+            O = self.linear(heads, p + "attn.w_o", p + "attn.b_o")
+            X = X + O if c["residual"] else O
+            if c["d_ff"] > 0:
+                H = self.linear(self.norm(X, p + "norm2"), p + "ffn.w_in", p + "ffn.b_in")
+                H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
+                Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
+                X = X + Fo if c["residual"] else Fo
+        last = X[torch.arange(B), torch.tensor([len(row) - 1 for row in batch])]
+        Z = self.norm(last, "final_norm")
+        C = W["embedding"] if c["tied_classifier"] else W["classifier"]
+        logits = Z @ C.T
+        return logits + W["classifier_bias"] if "classifier_bias" in W else logits
+
+    def top_k_line(self, logits, k):
+        """`nextword predict -f tsv`: word, probability, ... (specials excluded)."""
+        c = self.config
+        probabilities = torch.softmax(logits, dim=-1)
+        for token in (c["unk_token"], c["bos_token"]):
+            if token:
+                probabilities[self.ids[token]] = -1
+        values, ids = torch.topk(probabilities, k)
+        return "\t".join("%s\t%.6f" % (self.words[i], v) for v, i in zip(values.tolist(), ids.tolist()))
+
     def record(self, phrase):
         tokens, ids, unknown, truncated = self.encode(phrase)
         logits, attention = self.forward(ids)
@@ -208,14 +285,42 @@ def main():
     parser.add_argument("--model", help="directory with vocab.json and weights.json")
     parser.add_argument("--vocab")
     parser.add_argument("--weights")
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    parser.add_argument("--top-k", type=int, help="print only the top k, as nextword's tsv")
+    parser.add_argument("--batch", type=int, default=1, help="phrases per forward pass (top-k)")
+    parser.add_argument("--threads", type=int, help="torch threads")
+    parser.add_argument("--timing", action="store_true",
+                        help="report phrases, tokens and seconds of the prediction loop on stderr")
     parser.add_argument("phrase", nargs="*", help="phrase (none: one per line from stdin)")
     args = parser.parse_args()
+    global DTYPE
+    DTYPE = getattr(torch, args.dtype)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     vocab = args.vocab or args.model + "/vocab.json"
-    weights = args.weights or args.model + "/weights.json"
+    if args.weights:
+        weights = args.weights
+    else:  # as nextword --model DIR: safetensors when it is there
+        binary = args.model + "/weights.safetensors"
+        weights = binary if os.path.exists(binary) else args.model + "/weights.json"
     model = Model(vocab, weights)
-    phrases = [" ".join(args.phrase)] if args.phrase else (l.rstrip("\n") for l in sys.stdin)
-    for phrase in phrases:
-        print(json.dumps(model.record(phrase)), flush=True)
+    phrases = [" ".join(args.phrase)] if args.phrase else [l.rstrip("\n") for l in sys.stdin]
+    if args.top_k is None:
+        for phrase in phrases:
+            print(json.dumps(model.record(phrase)), flush=True)
+        return
+    start, tokens, out = time.perf_counter(), 0, []
+    with torch.no_grad():
+        for i in range(0, len(phrases), args.batch):
+            batch = [model.encode(p)[1] for p in phrases[i:i + args.batch]]
+            tokens += sum(len(ids) for ids in batch)
+            for logits in model.forward_batch(batch):
+                out.append(model.top_k_line(logits, args.top_k))
+    seconds = time.perf_counter() - start
+    sys.stdout.write("\n".join(out) + "\n")
+    if args.timing:
+        print(json.dumps({"phrases": len(phrases), "tokens": tokens, "seconds": seconds}),
+              file=sys.stderr)
 
 
 if __name__ == "__main__":
