@@ -154,21 +154,19 @@ struct BenchCommand {
     report["load_ms"] = 1e3 * median(time_runs(seconds, [&] { (void)load_model(paths); }));
     if (!skip_json) report["json_loader"] = json_loader(m);
 
-    // The yardstick: OpenBLAS's own threaded sgemm on a large square product.
-    set_threading(Threading::kBlas, n);
+    // The yardstick, OpenBLAS's own threaded sgemm on a large square
+    // product, is timed in turns with each batch below, so that both see the
+    // same load on a shared machine; each batch is compared with its own.
     constexpr int kPeakSize = 1024;
     std::vector<float> a(area(kPeakSize, kPeakSize), 0.5f), b = a, out = a;
-    const double peak =
-        2.0 * kPeakSize * kPeakSize * kPeakSize /
-        best(time_runs(seconds,
-                       [&] {
-                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kPeakSize,
-                                     kPeakSize, kPeakSize, 1.0f, a.data(), kPeakSize, b.data(),
-                                     kPeakSize, 0.0f, out.data(), kPeakSize);
-                       })) /
-        1e9;
-    set_threading(Threading::kRows, n);
-    report["sgemm_peak_gflops"] = peak;
+    auto sgemm = [&] {
+      set_threading(Threading::kBlas, n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kPeakSize, kPeakSize, kPeakSize, 1.0f,
+                  a.data(), kPeakSize, b.data(), kPeakSize, 0.0f, out.data(), kPeakSize);
+      set_threading(Threading::kRows, n);
+    };
+    const double peak_flops = 2.0 * kPeakSize * kPeakSize * kPeakSize;
+    double best_peak = 0;
 
     Predictor predictor(m);
     json runs = json::array();
@@ -183,19 +181,38 @@ struct BenchCommand {
             e.ids.push_back(id);
           }
         }
-        const std::vector<double> times =
-            time_runs(seconds, [&] { (void)predictor.predict(inputs, 5); });
+        std::vector<double> times, peak_times;
+        (void)predictor.predict(inputs, 5);  // warm up
+        sgemm();
+        const auto start = Clock::now();
+        // Blocks of forward passes (a tenth of the time each), then two
+        // products; the best of each is kept, so the first pass after the
+        // products evicted the weights from the cache does not count.
+        auto elapsed = [](Clock::time_point since) {
+          return std::chrono::duration<double>(Clock::now() - since).count();
+        };
+        while (times.size() < 3 || elapsed(start) < seconds) {
+          const auto block = Clock::now();
+          do {
+            times.push_back(time_one([&] { (void)predictor.predict(inputs, 5); }));
+          } while (elapsed(block) < seconds / 10);
+          for (int i = 0; i < 2; ++i) peak_times.push_back(time_one(sgemm));
+        }
         const std::vector<int> sizes(static_cast<size_t>(batch), length);
         const double flops = forward_flops(c, sizes), t = best(times);
+        const double peak = peak_flops / best(peak_times) / 1e9;
+        best_peak = std::max(best_peak, peak);
         runs.push_back({{"batch", batch},
                         {"tokens", length},
                         {"median_ms", 1e3 * median(times)},
                         {"best_ms", 1e3 * t},
                         {"tokens_per_s", batch * length / t},
                         {"gflops", flops / t / 1e9},
+                        {"sgemm_peak_gflops", peak},
                         {"fraction_of_peak", flops / t / 1e9 / peak}});
       }
     }
+    report["sgemm_peak_gflops"] = best_peak;
     report["runs"] = std::move(runs);
     write_line(format == "json" ? report.dump() : as_text(report));
     return 0;
@@ -268,12 +285,13 @@ struct BenchCommand {
       }
     }
     out += "sgemm peak   " + num(get(r, "sgemm_peak_gflops"), 1) +
-           " GFLOPS (1024^3, OpenBLAS threads)\n\n";
-    out += "batch  tokens  median ms   best ms    tokens/s   GFLOPS  of peak\n";
+           " GFLOPS (1024^3, OpenBLAS threads; timed in turns with each batch)\n\n";
+    out += "batch  tokens  median ms   best ms    tokens/s   GFLOPS    peak  of peak\n";
     for (const json& run : r["runs"]) {
       out += num(get(run, "batch"), 0, 5) + num(get(run, "tokens"), 0, 8) +
              num(get(run, "median_ms"), 3, 11) + num(get(run, "best_ms"), 3, 10) +
              num(get(run, "tokens_per_s"), 0, 12) + num(get(run, "gflops"), 1, 9) +
+             num(get(run, "sgemm_peak_gflops"), 1, 8) +
              num(100 * get(run, "fraction_of_peak"), 1, 8) + "%\n";
     }
     out.pop_back();
