@@ -28,4 +28,5 @@ tail -n "+$((cut + 1))" "$continuation" > "$scratch/heldout.txt"
   --dropout 0.2 --val-fraction 0.02 --eval-every 1000 --checkpoint-every 1000 --seed 1 \
   --threads 2 --format json
 rm -f "$out/checkpoint.json"  # optimizer state: not part of the shipped model
+"$bin" convert "$out/weights.json" "$out/weights.safetensors"  # the binary form, same floats
 "$bin" eval "$scratch/heldout.txt" --model "$out" --format json

@@ -14,6 +14,7 @@
 #include "model/base64.h"
 #include "model/error.h"
 #include "model/model_writer.h"
+#include "model/weights_file.h"
 #include "predict/transformer.h"
 #include "train/backward.h"
 #include "train/corpus.h"
@@ -180,10 +181,25 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   Vocabulary vocab(std::move(words));
   std::vector<TensorSpec> present = trained_tensors(o, c);
   Weights weights(c, std::move(present));
-  const ModelPaths paths = ModelPaths::in_directory(o.out_dir);
+  // Training writes weights.json, the public form (and keeps a
+  // weights.safetensors beside it current: see save_trained_model).
+  const std::filesystem::path dir(o.out_dir);
+  const ModelPaths paths{(dir / "vocab.json").string(), (dir / "weights.json").string()};
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos};
+}
+
+// vocab.json and weights.json; and weights.safetensors when the directory
+// has one, since `--model DIR` reads that first and must not find it stale.
+void save_trained_model(const Model& m) {
+  save_model(m, m.paths);
+  const std::string binary =
+      (std::filesystem::path(m.paths.weights).parent_path() / "weights.safetensors").string();
+  std::error_code ec;
+  if (std::filesystem::exists(binary, ec)) {
+    write_file_atomically(binary, encode_weights(m.config, m.weights, WeightsFormat::kSafetensors));
+  }
 }
 
 void load_data(Run& run, const std::vector<Document>& documents) {
@@ -272,7 +288,7 @@ void save_checkpoint(const Run& run) {
   j["adam_m"] = b64_of(run.optimizer->m);
   j["adam_v"] = b64_of(run.optimizer->v);
   // The model first: a checkpoint never points past the weights on disk.
-  save_model(run.model, run.model.paths);
+  save_trained_model(run.model);
   write_file_atomically(checkpoint_path(run.options.out_dir), j.dump() + "\n");
 }
 
@@ -301,7 +317,7 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
          << summary.documents << " documents, " << summary.val_tokens << " held out for validation";
     hooks.on_start(line.str());
   }
-  if (run.step == 0) save_model(run.model, run.model.paths);  // the vocabulary at once
+  if (run.step == 0) save_trained_model(run.model);  // the vocabulary at once
 
   std::vector<int> inputs, targets;
   const auto started = Clock::now();
