@@ -173,6 +173,29 @@ class Convert(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path("z.json")))
 
 
+class Bench(unittest.TestCase):
+    def test_bench_reports_every_figure(self):
+        fruit = os.path.join(DATA, "examples", "fruit")
+        r = run("bench", "-m", fruit, "-b", "1,3", "-l", "2,4", "--seconds", "0.02", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        self.assertGreater(report["load_ms"], 0)
+        self.assertGreater(report["json_loader"]["speedup"], 0)
+        self.assertGreater(report["sgemm_peak_gflops"], 0)
+        self.assertEqual([(x["batch"], x["tokens"]) for x in report["runs"]],
+                         [(1, 2), (3, 2), (1, 4), (3, 4)])
+        for x in report["runs"]:
+            self.assertAlmostEqual(x["fraction_of_peak"], x["gflops"] / x["sgemm_peak_gflops"])
+            self.assertAlmostEqual(x["tokens_per_s"], x["batch"] * x["tokens"] / x["best_ms"] * 1e3)
+        text = run("bench", "-m", fruit, "-b", "2", "-l", "3", "--seconds", "0.02",
+                   "--no-json-loader").stdout
+        self.assertIn("sgemm peak", text)
+        self.assertNotIn("json loader", text)
+        r = run("bench", "-m", fruit, "-l", "9")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("more than the model's max_len 8", r.stderr)
+
+
 class Attention(unittest.TestCase):
     def test_attention_json(self):
         fruit = os.path.join(DATA, "examples", "fruit")
@@ -356,7 +379,7 @@ class Info(unittest.TestCase):
 
     def test_help_and_version(self):
         for command in ([], ["predict"], ["attention"], ["info"], ["train"], ["eval"],
-                        ["convert"]):
+                        ["convert"], ["bench"]):
             r = run(*command, "--help")
             self.assertEqual(r.returncode, 0)
             self.assertIn("Usage:", r.stdout)
