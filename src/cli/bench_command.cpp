@@ -60,20 +60,13 @@ double median(std::vector<double> times) {
   return times[times.size() / 2];
 }
 
-// Peak resident memory since the last reset, in bytes (0 when unknown).
-int64_t peak_rss() {
+// A size line of /proc/self/status ("VmRSS", "VmHWM": the peak since the
+// last reset), in bytes; 0 when unknown.
+int64_t status_bytes(const std::string& key) {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-int64_t current_rss() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
   }
   return 0;
 }
@@ -236,10 +229,10 @@ struct BenchCommand {
     // the heap holds nothing freed by earlier runs).
     auto peak_of = [](const std::function<void()>& f) -> int64_t {
       ::malloc_trim(0);
-      const int64_t before = current_rss();
+      const int64_t before = status_bytes("VmRSS");
       if (!reset_peak_rss()) return -1;
       f();
-      return peak_rss() - before;
+      return status_bytes("VmHWM") - before;
     };
     const int64_t ours_peak = peak_of([&] { (void)read_weights(file.string()); });
     const int64_t dom_peak = peak_of([&] { (void)nlohmann_dom_parse(file); });
@@ -302,12 +295,9 @@ struct BenchCommand {
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, std::function<int()>& run) {
-  auto command = std::make_shared<BenchCommand>();
-  CLI::App* c = app.add_subcommand(
-      "bench", "Measure load time, latency, throughput and GFLOPS against this machine's sgemm");
-  command->add_to(*c);
-  run = [command] { return command->run(); };
-  return c;
+  return add_command<BenchCommand>(
+      app, "bench",
+      "Measure load time, latency, throughput and GFLOPS against this machine's sgemm", run);
 }
 
 }  // namespace nextword::cli

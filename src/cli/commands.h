@@ -2,6 +2,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,18 @@ void note(const std::string& where, const std::string& what);
 
 // Exit code of a run stopped by Ctrl-C after saving (128 + SIGINT, as shells report it).
 constexpr int kInterrupted = 130;
+
+// Registers a subcommand whose options live in a `Command` (with add_to(app)
+// and run()); `run` is set to run it once parsed.
+template <typename Command>
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description,
+                      std::function<int()>& run) {
+  auto command = std::make_shared<Command>();
+  CLI::App* c = app.add_subcommand(name, description);
+  command->add_to(*c);
+  run = [command] { return command->run(); };
+  return c;
+}
 
 // nextword train CORPUS... -o DIR | --resume DIR
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);

@@ -39,12 +39,9 @@ struct ConvertCommand {
 }  // namespace
 
 CLI::App* add_convert_command(CLI::App& app, std::function<int()>& run) {
-  auto command = std::make_shared<ConvertCommand>();
-  CLI::App* c = app.add_subcommand(
-      "convert", "Convert weights between weights.json (numbers or base64) and safetensors");
-  command->add_to(*c);
-  run = [command] { return command->run(); };
-  return c;
+  return add_command<ConvertCommand>(
+      app, "convert", "Convert weights between weights.json (numbers or base64) and safetensors",
+      run);
 }
 
 }  // namespace nextword::cli

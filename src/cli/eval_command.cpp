@@ -65,12 +65,9 @@ struct EvalCommand {
 }  // namespace
 
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run) {
-  auto command = std::make_shared<EvalCommand>();
-  CLI::App* c = app.add_subcommand(
-      "eval", "Score a model on text: cross-entropy, perplexity, top-1 and top-5 accuracy");
-  command->add_to(*c);
-  run = [command] { return command->run(); };
-  return c;
+  return add_command<EvalCommand>(
+      app, "eval", "Score a model on text: cross-entropy, perplexity, top-1 and top-5 accuracy",
+      run);
 }
 
 }  // namespace nextword::cli

@@ -224,12 +224,8 @@ struct TrainCommand {
 }  // namespace
 
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run) {
-  auto command = std::make_shared<TrainCommand>();
-  CLI::App* c = app.add_subcommand(
-      "train", "Train a model on text files and write it as vocab.json + weights.json");
-  command->add_to(*c);
-  run = [command] { return command->run(); };
-  return c;
+  return add_command<TrainCommand>(
+      app, "train", "Train a model on text files and write it as vocab.json + weights.json", run);
 }
 
 }  // namespace nextword::cli

@@ -171,6 +171,16 @@ class Model:
         y = x @ self.tensors[w]
         return y + self.tensors[b] if b in self.tensors else y
 
+    def feedforward(self, X, p):
+        """X + act(norm2(X) W_in + b_in) W_out + b_out (no residual: without X)."""
+        c = self.config
+        if c["d_ff"] == 0:
+            return X
+        H = self.linear(self.norm(X, p + "norm2"), p + "ffn.w_in", p + "ffn.b_in")
+        H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
+        Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
+        return X + Fo if c["residual"] else Fo
+
     def forward(self, ids):
         """Returns (logits [V], attention [L][h][T][T]) for the last position."""
         logits, attention = self.forward_all(ids)
@@ -208,12 +218,7 @@ class Model:
                 heads.append(A @ V[:, i * dv:(i + 1) * dv])
             attention.append(layer)
             O = self.linear(torch.cat(heads, dim=1), p + "attn.w_o", p + "attn.b_o")
-            X = X + O if c["residual"] else O
-            if c["d_ff"] > 0:
-                H = self.linear(self.norm(X, p + "norm2"), p + "ffn.w_in", p + "ffn.b_in")
-                H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
-                Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
-                X = X + Fo if c["residual"] else Fo
+            X = self.feedforward(X + O if c["residual"] else O, p)
         Z = self.norm(X, "final_norm")
         C = W["embedding"] if c["tied_classifier"] else W["classifier"]
         logits = Z @ C.T
@@ -246,12 +251,7 @@ class Model:
             A = torch.softmax((Q @ K.transpose(2, 3) * s).masked_fill(mask, float("-inf")), dim=-1)
             heads = (A @ V).transpose(1, 2).reshape(B, T, h * dv)
             O = self.linear(heads, p + "attn.w_o", p + "attn.b_o")
-            X = X + O if c["residual"] else O
-            if c["d_ff"] > 0:
-                H = self.linear(self.norm(X, p + "norm2"), p + "ffn.w_in", p + "ffn.b_in")
-                H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
-                Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
-                X = X + Fo if c["residual"] else Fo
+            X = self.feedforward(X + O if c["residual"] else O, p)
         last = X[torch.arange(B), torch.tensor([len(row) - 1 for row in batch])]
         Z = self.norm(last, "final_norm")
         C = W["embedding"] if c["tied_classifier"] else W["classifier"]

@@ -9,6 +9,7 @@
 
 #include "model/base64.h"
 #include "model/error.h"
+#include "temp_dir.h"
 
 using namespace nextword;
 using nlohmann::json;
@@ -41,18 +42,7 @@ json small_weights() {
             {"classifier", matrix(3, 2)}}}};
 }
 
-struct TempModel {
-  std::filesystem::path dir;
-  TempModel() {
-    static int counter = 0;
-    dir = std::filesystem::temp_directory_path() /
-          ("nextword-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir);
-  }
-  ~TempModel() { std::filesystem::remove_all(dir); }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name, std::ios::binary) << text;
-  }
+struct TempModel : testing::TempDir {
   Model load(const json& weights, const json& vocab = json{"<unk>", "a", "b"}) const {
     write("weights.json", weights.dump());
     write("vocab.json", vocab.dump());

@@ -15,6 +15,7 @@
 
 #include "model/error.h"
 #include "model/json_scan.h"
+#include "temp_dir.h"
 #include "test_models.h"
 
 using namespace nextword;
@@ -22,20 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path dir;
-  TempDir() {
-    static int counter = 0;
-    dir = std::filesystem::temp_directory_path() /
-          ("nextword-weights-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir);
-  }
-  ~TempDir() { std::filesystem::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(dir / name, std::ios::binary) << bytes;
-    return (dir / name).string();
-  }
-};
+using testing::TempDir;
 
 // nlohmann's verdict on the syntax, or nullopt when it stopped at a number
 // beyond double's range (out_of_range.406) before reaching the end: such a

@@ -1,0 +1,32 @@
+// A fresh directory for a test's files, removed with everything in it when
+// the test is done.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace nextword::testing {
+
+struct TempDir {
+  std::filesystem::path dir;
+  TempDir() {
+    static int counter = 0;
+    dir = std::filesystem::temp_directory_path() /
+          ("nextword-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(dir);
+  }
+  ~TempDir() { std::filesystem::remove_all(dir); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `bytes` to dir/name and returns its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  }
+};
+
+}  // namespace nextword::testing
