@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
+#include "model/error.h"
 #include "text/utf8.h"
 
 namespace nextword::json_scan {
@@ -411,6 +413,32 @@ const Node* Node::find(std::string_view key) const {
 
 std::optional<Node> scan(std::string_view text, size_t* error_offset, const Progress& progress) {
   return Scanner(text, progress).document(error_offset);
+}
+
+std::optional<std::string> first_duplicate(const Node& node) {
+  std::unordered_set<std::string_view> seen;
+  for (const auto& [key, value] : node.members) {
+    if (!seen.insert(key).second) return key;
+  }
+  for (const auto& [key, value] : node.members) {
+    if (std::optional<std::string> inner = first_duplicate(value)) return key + "." + *inner;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json parse_small(std::string_view text, const std::string& file,
+                           const std::string& field) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
+    std::string what = e.what();
+    if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
+    if (const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e)) {
+      what = "not valid JSON: " + what + " (byte " + std::to_string(parse->byte) + ")";
+    }
+    throw model_error(file, field, what);
+  }
 }
 
 std::optional<std::string_view> plain_string(std::string_view text) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +27,7 @@ struct Node {
   bool is_object() const { return !text.empty() && text.front() == '{'; }
   bool is_array() const { return !text.empty() && text.front() == '['; }
   bool is_string() const { return !text.empty() && text.front() == '"'; }
-  // The last member named `key` (JSON leaves duplicates to the reader; like
-  // nlohmann, the last one wins), or null.
+  // The member named `key` (the last one, should it repeat), or null.
   const Node* find(std::string_view key) const;
 };
 
@@ -39,6 +39,17 @@ using Progress = std::function<void(const char*)>;
 // being JSON.
 std::optional<Node> scan(std::string_view text, size_t* error_offset,
                          const Progress& progress = nullptr);
+
+// The path ("config.d_model", "tensors.embedding.shape") of the first key
+// that an object of the skeleton repeats, or nullopt. JSON leaves repeated
+// names to the reader; nextword refuses them rather than pick one silently.
+std::optional<std::string> first_duplicate(const Node& node);
+
+// Small JSON text (a config, a header, a vocabulary) parsed by nlohmann;
+// throws model_error(file, field, ...) with nlohmann's reason and the byte
+// offset, for text that is not JSON and for numbers beyond double's range.
+nlohmann::json parse_small(std::string_view text, const std::string& file,
+                           const std::string& field);
 
 // A string value's characters when it has no escapes (the common case for
 // keys and base64), else nullopt.

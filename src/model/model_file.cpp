@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/json_scan.h"
 #include "model/weights_file.h"
 
 namespace nextword {
@@ -13,15 +14,13 @@ using nlohmann::json;
 
 json parse_vocab_json(const FileBytes& file) {
   if (file.size() == 0) throw model_error(file.path(), "", "the file is empty");
-  try {
-    return json::parse(file.text());
-  } catch (const json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
-    std::string what = e.what();
-    if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
-    throw model_error(file.path(), "",
-                      "not valid JSON: " + what + " (byte " + std::to_string(e.byte) + ")");
+  size_t offset = 0;
+  if (const std::optional<json_scan::Node> skeleton = json_scan::scan(file.text(), &offset)) {
+    if (std::optional<std::string> word = json_scan::first_duplicate(*skeleton)) {
+      throw model_error(file.path(), *word, "appears twice in the object (words must be unique)");
+    }
   }
+  return json_scan::parse_small(file.text(), file.path(), "");
 }
 
 int special_id(const Vocabulary& vocab, const std::string& token, const std::string& vocab_file,

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/json_scan.h"
 #include "model/weights_file.h"
 
 namespace nextword {
@@ -51,14 +52,9 @@ Config read_metadata(const json& header, const std::string& file) {
     throw model_error(file, "__metadata__.version",
                       "unsupported version \"" + version + "\", this nextword reads version 1");
   }
-  json config;
-  try {
-    config = json::parse(metadata_string(*it, "config", file));
-  } catch (const json::parse_error& e) {
-    throw model_error(file, "__metadata__.config",
-                      "not valid JSON (byte " + std::to_string(e.byte) + ")");
-  }
-  return parse_config(config, file);
+  return parse_config(
+      json_scan::parse_small(metadata_string(*it, "config", file), file, "__metadata__.config"),
+      file);
 }
 
 uint64_t read_offset(const json& value, const std::string& file, const std::string& field) {
@@ -134,13 +130,16 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
                       "header length " + std::to_string(header_bytes) + " does not fit the file (" +
                           std::to_string(size) + " bytes)");
   }
-  json header;
-  try {
-    header = json::parse(file->text().substr(8, header_bytes));
-  } catch (const json::parse_error& e) {
-    throw model_error(path, "", "header is not valid JSON (byte " + std::to_string(e.byte) + ")");
-  }
+  const json header = json_scan::parse_small(file->text().substr(8, header_bytes), path, "header");
   if (!header.is_object()) throw model_error(path, "", "header must be a JSON object");
+  size_t offset = 0;
+  const std::optional<json_scan::Node> skeleton =
+      json_scan::scan(file->text().substr(8, header_bytes), &offset);
+  if (skeleton) {
+    if (std::optional<std::string> key = json_scan::first_duplicate(*skeleton)) {
+      throw model_error(path, *key, "appears twice in its object (JSON names must be unique)");
+    }
+  }
   Config config = read_metadata(header, path);
 
   std::vector<std::string> names;

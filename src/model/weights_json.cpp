@@ -32,15 +32,9 @@ static_assert(std::endian::native == std::endian::little,
 // and what it expected, when it agrees; else the scanner's offset.
 Error syntax_error(std::string_view text, const std::string& file, size_t offset) {
   try {
-    const json parsed = json::parse(text);  // throws with the message we want
-  } catch (const json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
-    std::string what = e.what();
-    if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
-    return model_error(file, "",
-                       "not valid JSON: " + what + " (byte " + std::to_string(e.byte) + ")");
-  } catch (const json::exception&) {
-    // nlohmann stopped at something else (a number beyond double's range).
+    (void)json_scan::parse_small(text, file, "");
+  } catch (const Error& e) {
+    return e;
   }
   return model_error(file, "", "not valid JSON (byte " + std::to_string(offset + 1) + ")");
 }
@@ -49,13 +43,7 @@ Error syntax_error(std::string_view text, const std::string& file, size_t offset
 // beyond double's range, which are valid JSON syntax; that is the only way
 // this can fail.
 json small_value(const Node& node, const std::string& file, const std::string& field) {
-  try {
-    return json::parse(node.text);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
-    throw model_error(file, field, what);
-  }
+  return json_scan::parse_small(node.text, file, field);
 }
 
 // Reads one {"shape", "data"} or {"shape", "dtype": "f32", "b64"} tensor from
@@ -289,6 +277,9 @@ WeightsFile read_weights_json(const FileBytes& file) {
       json_scan::scan(text, &error_offset, [&file](const char* p) { file.release_before(p); });
   if (!root) throw syntax_error(text, wf, error_offset);
   if (!root->is_object()) throw model_error(wf, "", "must be a JSON object");
+  if (std::optional<std::string> key = json_scan::first_duplicate(*root)) {
+    throw model_error(wf, *key, "appears twice in its object (JSON names must be unique)");
+  }
   for (const auto& [key, value] : root->members) {
     if (key != "format" && key != "version" && key != "config" && key != "tensors") {
       throw model_error(wf, key, "unknown top-level field");
