@@ -3,20 +3,29 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "model/error.h"
 
 namespace nextword::cli {
 
-bool LineReader::next(std::string& line) {
+size_t LineReader::find_newline() {
+  const size_t at = buffer_.find('\n', std::max(start_, scanned_));
+  scanned_ = at == std::string::npos ? buffer_.size() : at;
+  return at;
+}
+
+bool LineReader::next(std::string& line, bool* cut) {
   for (;;) {
-    const size_t newline = buffer_.find('\n', start_);
+    const size_t newline = find_newline();
     if (newline != std::string::npos || (end_ && start_ < buffer_.size())) {
       const size_t stop = newline == std::string::npos ? buffer_.size() : newline;
       line.assign(buffer_, start_, stop - start_);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       start_ = newline == std::string::npos ? buffer_.size() : newline + 1;
+      if (cut != nullptr) *cut = cut_;
+      cut_ = false;
       return true;
     }
     if (end_) return false;
@@ -26,7 +35,7 @@ bool LineReader::next(std::string& line) {
 
 bool LineReader::ready() {
   for (;;) {
-    if (end_ || buffer_.find('\n', start_) != std::string::npos) return true;
+    if (end_ || find_newline() != std::string::npos) return true;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, 0) <= 0) return false;  // nothing there yet
     fill();
@@ -36,16 +45,22 @@ bool LineReader::ready() {
 void LineReader::fill() {
   if (start_ > 0 && start_ * 2 >= buffer_.size()) {
     buffer_.erase(0, start_);
+    scanned_ -= std::min(scanned_, start_);
     start_ = 0;
   }
   char chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(ExitCode::kIo, "cannot read standard input");
-    if (n == 0) end_ = true;
-    buffer_.append(chunk, static_cast<size_t>(n));
-    return;
+  ssize_t n = 0;
+  do {
+    n = ::read(fd_, chunk, sizeof chunk);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) throw Error(ExitCode::kIo, "cannot read standard input");
+  if (n == 0) end_ = true;
+  buffer_.append(chunk, static_cast<size_t>(n));
+  if (buffer_.size() - start_ > kMaxLine && find_newline() == std::string::npos) {
+    // One line longer than the cap so far: keep its last kMaxLine bytes.
+    buffer_.erase(start_, buffer_.size() - start_ - kMaxLine);
+    scanned_ = buffer_.size();
+    cut_ = true;
   }
 }
 

@@ -2,29 +2,43 @@
 // already there without waiting for it: phrases that arrive together (from a
 // pipe or a file) are predicted together in one batch, while a line typed at
 // a terminal is answered at once.
+//
+// Memory stays bounded whatever comes in: of a line longer than kMaxLine
+// bytes only the last kMaxLine are kept (a prediction needs only the end of
+// the phrase: its last max_len words).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace nextword::cli {
 
 class LineReader {
  public:
+  static constexpr size_t kMaxLine = size_t{1} << 16;
+
   explicit LineReader(int fd) : fd_(fd) {}
 
   // The next line, without its "\n" or "\r\n"; false at the end of the
-  // input. Waits for input. Throws Error(kIo) when reading fails.
-  bool next(std::string& line);
+  // input. Waits for input. *cut (when given) tells whether the line was
+  // longer than kMaxLine and lost its beginning. Throws Error(kIo) when
+  // reading fails.
+  bool next(std::string& line, bool* cut = nullptr);
   // True when next() would return without waiting.
   bool ready();
 
  private:
-  // Appends one read()'s worth; notes the end of input.
+  // Appends one read()'s worth; notes the end of input; keeps a partial line
+  // to its last kMaxLine bytes.
   void fill();
+  // The position of the next '\n' at or after start_, or npos.
+  size_t find_newline();
 
   int fd_;
   std::string buffer_;
-  size_t start_ = 0;  // buffer_[start_..] is not returned yet
+  size_t start_ = 0;    // buffer_[start_..] is not returned yet
+  size_t scanned_ = 0;  // buffer_[start_..scanned_) holds no '\n'
+  bool cut_ = false;    // the partial line lost its beginning
   bool end_ = false;
 };
 

@@ -54,11 +54,22 @@ struct PhraseCommand {
     int status = 0;
     long number = 0;
     std::vector<std::string> lines;
+    std::vector<bool> cut;
     std::string line;
-    while (input.next(line)) {
+    bool line_cut = false;
+    while (input.next(line, &line_cut)) {
       lines.assign(1, line);
-      while (static_cast<int>(lines.size()) < batch && input.ready() && input.next(line)) {
+      cut.assign(1, line_cut);
+      while (static_cast<int>(lines.size()) < batch && input.ready() &&
+             input.next(line, &line_cut)) {
         lines.push_back(line);
+        cut.push_back(line_cut);
+      }
+      for (size_t i = 0; i < cut.size(); ++i) {
+        if (cut[i] && !quiet && output_format() != Format::kJson) {
+          note("<stdin>:" + std::to_string(number + 1 + static_cast<long>(i)) + ": ",
+               "line longer than 64 KiB: only its last 64 KiB were read");
+        }
       }
       if (predict_lines(m, predictor, lines, number)) status = static_cast<int>(ExitCode::kInput);
       number += static_cast<long>(lines.size());
