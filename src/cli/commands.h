@@ -24,6 +24,10 @@ struct ModelOptions {
 
 // One result line on stdout, flushed (throws Error(kIo) when stdout is gone).
 void write_line(const std::string& line);
+// "nextword: MESSAGE" as one line on stderr, written at once. Control
+// characters in it (from a phrase or a file name) are written as \xNN, so
+// that the line stays one line and a NUL does not cut it short.
+void report(const std::string& message);
 // "nextword: WHERE note: WHAT" on stderr.
 void note(const std::string& where, const std::string& what);
 

@@ -30,8 +30,22 @@ void write_line(const std::string& line) {
   }
 }
 
-void note(const std::string& where, const std::string& what) {
-  std::fprintf(stderr, "nextword: %snote: %s\n", where.c_str(), what.c_str());
+void report(const std::string& message) {
+  std::string line = "nextword: ";
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      line += escaped;
+    } else {
+      line += c;
+    }
+  }
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
+
+void note(const std::string& where, const std::string& what) { report(where + "note: " + what); }
 
 }  // namespace nextword::cli

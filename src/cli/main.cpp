@@ -97,7 +97,7 @@ struct PhraseCommand {
       const std::string where =
           "<stdin>:" + std::to_string(first + 1 + static_cast<long>(i)) + ": ";
       if (errors[i]) {
-        std::fprintf(stderr, "nextword: %s%s\n", where.c_str(), errors[i]->what());
+        report(where + errors[i]->message());
         write_line(error_record(lines[i], *errors[i], output_format()));
       } else {
         write_record(m, lines[i], predictions[next++], where);
@@ -190,11 +190,12 @@ int run(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr,
-                 "nextword: unknown command '%s' (commands: predict, attention, info, train, eval, "
-                 "convert; see "
-                 "nextword --help)\n",
-                 argv[1]);
+    std::string names;
+    for (const CLI::App* command : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + command->get_name();
+    }
+    report(std::string("unknown command '") + argv[1] + "' (commands: " + names +
+           "; see nextword --help)");
     return static_cast<int>(ExitCode::kUsage);
   }
   try {
@@ -206,7 +207,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nextword: %s (see nextword --help)\n", e.what());
+    nextword::cli::report(std::string(e.what()) + " (see nextword --help)");
     return static_cast<int>(ExitCode::kUsage);
   }
 
@@ -244,12 +245,12 @@ int main(int argc, char** argv) {
   try {
     return nextword::cli::run(argc, argv);
   } catch (const nextword::Error& e) {
-    std::fprintf(stderr, "nextword: %s\n", e.what());
+    nextword::cli::report(e.message());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "nextword: out of memory\n");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "nextword: internal error: %s\n", e.what());
+    nextword::cli::report(std::string("internal error: ") + e.what());
   }
   return static_cast<int>(ExitCode::kFailure);
 }

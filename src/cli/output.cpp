@@ -105,8 +105,9 @@ std::string attention_record(const Model& model, const std::string& phrase, cons
 
 std::string error_record(const std::string& phrase, const Error& error, Format format) {
   if (format != Format::kJson) return "";  // an empty line keeps the records aligned
-  return dump(
-      {{"phrase", phrase}, {"error", error.what()}, {"exit_code", static_cast<int>(error.code())}});
+  return dump({{"phrase", phrase},
+               {"error", error.message()},
+               {"exit_code", static_cast<int>(error.code())}});
 }
 
 std::string model_info(const Model& model, Format format) {

@@ -20,11 +20,15 @@ enum class ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ExitCode code, const std::string& message)
+      : std::runtime_error(message), code_(code), message_(message) {}
   ExitCode code() const { return code_; }
+  // The whole message; what() stops at a NUL byte a phrase may hold.
+  const std::string& message() const { return message_; }
 
  private:
   ExitCode code_;
+  std::string message_;
 };
 
 // "FILE: FIELD: what" -- the shape of every model-file message.

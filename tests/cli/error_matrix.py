@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""The error matrix: bad inputs through the binary, end to end.
+
+    python3 tests/cli/error_matrix.py build/nextword data
+
+Each case builds its files from the hand-written fruit model, runs one
+command, and checks the documented exit code, one line on stderr naming the
+file and field (a substring given per case), nothing on stdout, and no crash
+(no signal, no "internal error"). Cases that stream stdin check their
+records instead. The count of cases is printed at the end.
+"""
+import base64
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+NEXTWORD = DATA = None
+OK, USAGE, MODEL, INPUT = 0, 2, 3, 4
+
+
+def fruit_weights():
+    with open(os.path.join(DATA, "examples", "fruit", "weights.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+VOCAB = ["<unk>", "apple", "banana", "phone", "pie", "store"]
+
+
+class Case:
+    def __init__(self, name, code, message, weights=None, vocab=None, raw_weights=None,
+                 raw_vocab=None, args=None, stdin=None, stdout=None, safetensors=None):
+        self.name, self.code, self.message = name, code, message
+        self.weights, self.vocab = weights, vocab
+        self.raw_weights, self.raw_vocab = raw_weights, raw_vocab
+        self.args, self.stdin, self.stdout, self.safetensors = args, stdin, stdout, safetensors
+
+
+def edited(edit):
+    w = fruit_weights()
+    edit(w)
+    return w
+
+
+def text_with(key_path, extra):
+    """The fruit weights text with `extra` ("key": value) written again inside key_path."""
+    text = json.dumps(fruit_weights())
+    anchor = '"%s": {' % key_path
+    at = text.index(anchor) + len(anchor)
+    return text[:at] + extra + ", " + text[at:]
+
+
+def safetensors_bytes(weights, edit=None):
+    """The fruit model as safetensors, header optionally edited."""
+    header = {"__metadata__": {"format": "nextword", "version": "1",
+                               "config": json.dumps(weights["config"])}}
+    data, offset = b"", 0
+    for name, t in weights["tensors"].items():
+        flat = []
+
+        def walk(x):
+            if isinstance(x, list):
+                for y in x:
+                    walk(y)
+            else:
+                flat.append(float(x))
+        walk(t["data"])
+        raw = struct.pack("<%df" % len(flat), *flat)
+        header[name] = {"dtype": "F32", "shape": t["shape"], "data_offsets": [offset, offset + len(raw)]}
+        data += raw
+        offset += len(raw)
+    if edit:
+        edit(header)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def cases():
+    good = json.dumps(fruit_weights())
+    tensor = "layers.0.attn.w_q"
+    yield from [
+        Case("truncated JSON at 10%", MODEL, "weights.json: not valid JSON", raw_weights=good[:len(good) // 10]),
+        Case("truncated JSON at 50%", MODEL, "weights.json: not valid JSON", raw_weights=good[:len(good) // 2]),
+        Case("truncated JSON, last byte gone", MODEL, "weights.json: not valid JSON", raw_weights=good[:-1]),
+        Case("not JSON at all", MODEL, "weights.json: not valid JSON", raw_weights="PK\x03\x04 zip?"),
+        Case("empty weights file", MODEL, "weights.json: the file is empty", raw_weights=""),
+        Case("empty vocab file", MODEL, "vocab.json: the file is empty", raw_vocab=""),
+        Case("a directory for weights", MODEL, "is a directory", args=["--weights", "DIR"]),
+        Case("an unreadable file", MODEL, "mem: cannot read", args=["--weights", "/proc/self/mem"]),
+        Case("a missing file", MODEL, "weights.json: cannot open: No such file or directory",
+             args=["--weights", "ABSENT/weights.json"]),
+        Case("wrong format", MODEL, 'weights.json: format: must be "nextword"',
+             weights=edited(lambda w: w.update(format="gpt2"))),
+        Case("wrong version", MODEL, "weights.json: version: unsupported version 2",
+             weights=edited(lambda w: w.update(version=2))),
+        Case("missing config field", MODEL, "weights.json: config.d_model: missing",
+             weights=edited(lambda w: w["config"].pop("d_model"))),
+        Case("unknown config field", MODEL, "weights.json: config.dropout: unknown config field",
+             weights=edited(lambda w: w["config"].update(dropout=0.1))),
+        Case("negative dimension", MODEL, "weights.json: config.d_model: must be between 1 and",
+             weights=edited(lambda w: w["config"].update(d_model=-2))),
+        Case("zero heads", MODEL, "weights.json: config.n_heads: must be between 1 and",
+             weights=edited(lambda w: w["config"].update(n_heads=0))),
+        Case("absurd dimension, d_model 10^12", MODEL, "weights.json: config.d_model: must be between 1 and",
+             weights=edited(lambda w: w["config"].update(d_model=10 ** 12))),
+        Case("a dimension too large for the file", MODEL, "weights.json: config: needs",
+             weights=edited(lambda w: w["config"].update(vocab_size=1 << 22))),
+        Case("shape mismatch", MODEL, "weights.json: tensors.%s: shape [2,3], config needs [2,2]" % tensor,
+             weights=edited(lambda w: w["tensors"][tensor].update(shape=[2, 3]))),
+        Case("missing tensor", MODEL, "weights.json: tensors.classifier: missing (config needs shape [6,2])",
+             weights=edited(lambda w: w["tensors"].pop("classifier"))),
+        Case("unknown tensor, did you mean", MODEL,
+             'tensors.layers.0.attn.wq: unknown tensor for this config (did you mean "layers.0.attn.w_q"?)',
+             weights=edited(lambda w: w["tensors"].update({"layers.0.attn.wq": w["tensors"].pop(tensor)}))),
+        Case("duplicate tensor field", MODEL, "weights.json: tensors.embedding.shape: appears twice",
+             raw_weights=text_with("embedding", '"shape": [6, 2]')),
+        Case("duplicate config key", MODEL, "weights.json: config.d_model: appears twice",
+             raw_weights=text_with("config", '"d_model": 2')),
+        Case("Inf in data", MODEL, "weights.json: tensors.embedding.data[0][0]: value 1e+39 is not a finite float32",
+             weights=edited(lambda w: w["tensors"]["embedding"]["data"][0].__setitem__(0, 1e39))),
+        Case("a NaN literal", MODEL, "weights.json: not valid JSON",
+             raw_weights=good.replace("[[0, 0], [1, 1]", "[[NaN, 0], [1, 1]", 1)),
+        Case("a number beyond double", MODEL, "weights.json: tensors.embedding: number overflow",
+             raw_weights=good.replace("[[0, 0], [1, 1]", "[[1e999, 0], [1, 1]", 1)),
+        Case("a string in data", MODEL, 'weights.json: tensors.embedding.data[1][0]: must be a number, got "1"',
+             weights=edited(lambda w: w["tensors"]["embedding"]["data"][1].__setitem__(0, "1"))),
+        Case("bad base64", MODEL, "weights.json: tensors.classifier.b64: is not valid base64",
+             weights=edited(lambda w: w["tensors"].update(
+                 classifier={"shape": [6, 2], "dtype": "f32", "b64": "AAAA!AAA" * 8}))),
+        Case("NaN in base64", MODEL, "weights.json: tensors.classifier.b64: element 0 is not finite",
+             weights=edited(lambda w: w["tensors"].update(classifier={
+                 "shape": [6, 2], "dtype": "f32",
+                 "b64": base64.b64encode(struct.pack("<12f", float("nan"), *[0.0] * 11)).decode()}))),
+        Case("safetensors offsets past the data", MODEL, "w.safetensors: classifier.data_offsets: [",
+             safetensors=safetensors_bytes(fruit_weights(), lambda h: h["classifier"].update(
+                 data_offsets=[h["classifier"]["data_offsets"][0], 1 << 20]))),
+        Case("safetensors size that disagrees with the shape", MODEL, "holds 40 bytes, shape [6,2] needs 48",
+             safetensors=safetensors_bytes(fruit_weights(), lambda h: h["classifier"].update(
+                 data_offsets=[h["classifier"]["data_offsets"][0], h["classifier"]["data_offsets"][0] + 40]))),
+        Case("safetensors overlapping tensors", MODEL, "overlaps another tensor",
+             safetensors=safetensors_bytes(fruit_weights(), lambda h: h["layers.0.attn.w_k"].update(
+                 data_offsets=h[tensor]["data_offsets"]))),
+        Case("safetensors header length that lies", MODEL, "w.safetensors: header length 1000000",
+             safetensors=struct.pack("<Q", 1000000) + b"{}"),
+        Case("safetensors in half precision", MODEL, 'w.safetensors: embedding.dtype: must be "F32"',
+             safetensors=safetensors_bytes(fruit_weights(), lambda h: h["embedding"].update(dtype="F16"))),
+        Case("vocabulary with a duplicate", MODEL, 'vocab.json: [5]: duplicate word "apple" (also id 1)',
+             vocab=VOCAB[:5] + ["apple"]),
+        Case("vocabulary with a non-string", MODEL, "vocab.json: [3]: must be a string, got 3",
+             vocab=VOCAB[:3] + [3] + VOCAB[4:]),
+        Case("vocabulary size against the config", MODEL, "vocab.json: has 5 words",
+             vocab=VOCAB[:5]),
+        Case("no <unk> in the vocabulary", MODEL, 'has no entry for unk_token "<unk>"',
+             vocab=["<nope>"] + VOCAB[1:]),
+        Case("object vocabulary repeating a word", MODEL, "vocab.json: apple: appears twice",
+             raw_vocab='{"<unk>": 0, "apple": 1, "banana": 2, "phone": 3, "pie": 4, "apple": 5}'),
+        Case("a phrase of unknown words", INPUT, "no word of the phrase is in the vocabulary: kiwi mango",
+             args=["kiwi mango"]),
+        Case("a phrase of invalid UTF-8", INPUT, "no word of the phrase is in the vocabulary",
+             args=["\udcff\udcfe apple\udcc3"]),
+        Case("a phrase with no words", INPUT, "the phrase has no words", args=["   "]),
+        Case("a phrase with a control character", INPUT, "vocabulary: kiwi\\x1bmango",
+             args=["kiwi\x1bmango"]),
+        Case("an unknown command", USAGE, "unknown command 'predcit'", args=None),
+        Case("a bad option value", USAGE, "--top-k", args=["-k", "0", "apple"]),
+    ]
+
+
+def run_case(case, tmp):
+    model = os.path.join(tmp, "m")
+    shutil.rmtree(model, ignore_errors=True)
+    os.mkdir(model)
+    with open(os.path.join(model, "vocab.json"), "w", encoding="utf-8") as f:
+        f.write(case.raw_vocab if case.raw_vocab is not None else json.dumps(case.vocab or VOCAB))
+    with open(os.path.join(model, "weights.json"), "w", encoding="utf-8") as f:
+        f.write(case.raw_weights if case.raw_weights is not None
+                else json.dumps(case.weights or fruit_weights()))
+    vocab = os.path.join(model, "vocab.json")
+    if case.name == "an unknown command":
+        command = [NEXTWORD, "predcit", "apple"]
+    elif case.safetensors is not None:
+        path = os.path.join(model, "w.safetensors")
+        with open(path, "wb") as f:
+            f.write(case.safetensors)
+        command = [NEXTWORD, "predict", "--vocab", vocab, "--weights", path, "apple"]
+    elif case.args and case.args[0] == "--weights":
+        target = case.args[1].replace("DIR", model).replace("ABSENT", os.path.join(tmp, "absent"))
+        command = [NEXTWORD, "predict", "--vocab", vocab, "--weights", target, "apple"]
+    else:
+        command = [NEXTWORD, "predict", "-m", model, *(case.args or ["apple"])]
+    r = subprocess.run([os.fsencode(c) for c in command], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=30, check=False)
+    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def stream_cases(tmp):
+    """Bad lines on stdin: error records in place, the rest flows, memory bounded."""
+    fruit = os.path.join(DATA, "examples", "fruit")
+    failures = []
+    lines = [b"banana apple", b"banana\x00apple", b"\xff\xfe\xfd", b"phone apple", b"kiwi",
+             b"apple " * 2_000_000 + b"banana apple", b"phone apple"]
+    path = os.path.join(tmp, "stdin.txt")
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines) + b"\n")
+    with open(path, "rb") as stdin:
+        r = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", NEXTWORD, "predict", "-m", fruit, "-f",
+                            "json", "-k", "1"], stdin=stdin, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60, check=False)
+    records = [json.loads(l) for l in r.stdout.decode().splitlines()]
+    err = [l for l in r.stderr.decode("utf-8", "replace").splitlines()
+           if not l.startswith("Command exited")]
+    rss_kb = int(err[-1].split()[-1])
+    words = [x.get("predictions", [{}])[0].get("word") if "error" not in x else "ERROR" for x in records]
+    if r.returncode != INPUT:
+        failures.append("stream: exit %d, expected %d" % (r.returncode, INPUT))
+    if words != ["pie", "ERROR", "ERROR", "store", "ERROR", "pie", "store"]:
+        failures.append("stream: records %s" % words)
+    if err[:-1] != ["nextword: <stdin>:2: no word of the phrase is in the vocabulary: banana\\x00apple",
+                    "nextword: <stdin>:3: no word of the phrase is in the vocabulary: \ufffd\ufffd\ufffd",
+                    "nextword: <stdin>:5: no word of the phrase is in the vocabulary: kiwi"]:
+        failures.append("stream: stderr %r" % err[:-1])
+    if rss_kb > 100_000:
+        failures.append("stream: a 12 MB line took %d KB" % rss_kb)
+    return 2, failures
+
+
+def main():
+    global NEXTWORD, DATA
+    NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    tmp = tempfile.mkdtemp()
+    failures, count = [], 0
+    try:
+        for case in cases():
+            count += 1
+            code, out, err = run_case(case, tmp)
+            lines = err.splitlines()
+            problems = []
+            if code != case.code:
+                problems.append("exit %d, expected %d" % (code, case.code))
+            if out:
+                problems.append("stdout not empty: %r" % out[:200])
+            if len(lines) != 1:
+                problems.append("%d lines on stderr" % len(lines))
+            if case.message not in err:
+                problems.append("stderr lacks %r" % case.message)
+            if "internal error" in err or code < 0 or code > 130:
+                problems.append("crashed")
+            if problems:
+                failures.append("%s: %s\n    stderr: %s" % (case.name, "; ".join(problems), err.strip()))
+        streamed, stream_failures = stream_cases(tmp)
+        count += streamed
+        failures += stream_failures
+    finally:
+        shutil.rmtree(tmp)
+    for f in failures:
+        print("FAIL " + f)
+    print("%d error cases, %d failed" % (count, len(failures)))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
