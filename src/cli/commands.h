@@ -28,8 +28,6 @@ void write_line(const std::string& line);
 // characters in it (from a phrase or a file name) are written as \xNN, so
 // that the line stays one line and a NUL does not cut it short.
 void report(const std::string& message);
-// "nextword: WHERE note: WHAT" on stderr.
-void note(const std::string& where, const std::string& what);
 
 // Exit code of a run stopped by Ctrl-C after saving (128 + SIGINT, as shells report it).
 constexpr int kInterrupted = 130;

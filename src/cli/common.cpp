@@ -46,6 +46,5 @@ void report(const std::string& message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-void note(const std::string& where, const std::string& what) { report(where + "note: " + what); }
 
 }  // namespace nextword::cli

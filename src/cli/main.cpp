@@ -18,6 +18,7 @@
 #include "cli/default_model.h"
 #include "cli/line_reader.h"
 #include "cli/output.h"
+#include "cli/record_stream.h"
 #include "math/layers.h"
 #include "model/error.h"
 #include "model/model_file.h"
@@ -31,98 +32,26 @@ namespace {
 struct PhraseCommand {
   ModelOptions model;
   std::vector<std::string> words;
-  int top_k = 5;
   std::string format = "text";
-  bool quiet = false;
-  bool attention = false;
-  int batch = 64;
+  RecordOptions options;
   int threads = 0;
 
-  int run() const {
+  int run() {
     set_threading(Threading::kRows, threads > 0 ? threads : omp_get_num_procs());
+    options.format = format == "json"  ? Format::kJson
+                     : format == "tsv" ? Format::kTsv
+                                       : Format::kText;
     const Model m = model.load();
     Predictor predictor(m);
+    const RecordSink sink{write_line, report};
     if (!words.empty()) {
       const std::string phrase = join(words);
-      write_record(m, phrase, predictor.predict(phrase, top_k, attention), "");
+      write_prediction(m, phrase, predictor.predict(phrase, options.top_k, options.attention), "",
+                       options, sink);
       return 0;
     }
-    // One record per input line, in order. Lines that are already waiting
-    // are predicted together, up to --batch of them in one forward pass; a
-    // line typed by hand is answered as soon as it is read.
     LineReader input(STDIN_FILENO);
-    int status = 0;
-    long number = 0;
-    std::vector<std::string> lines;
-    std::vector<bool> cut;
-    std::string line;
-    bool line_cut = false;
-    while (input.next(line, &line_cut)) {
-      lines.assign(1, line);
-      cut.assign(1, line_cut);
-      while (static_cast<int>(lines.size()) < batch && input.ready() &&
-             input.next(line, &line_cut)) {
-        lines.push_back(line);
-        cut.push_back(line_cut);
-      }
-      for (size_t i = 0; i < cut.size(); ++i) {
-        if (cut[i] && !quiet && output_format() != Format::kJson) {
-          note("<stdin>:" + std::to_string(number + 1 + static_cast<long>(i)) + ": ",
-               "line longer than 64 KiB: only its last 64 KiB were read");
-        }
-      }
-      if (predict_lines(m, predictor, lines, number)) status = static_cast<int>(ExitCode::kInput);
-      number += static_cast<long>(lines.size());
-    }
-    return status;
-  }
-
-  // Predicts lines `first + 1` .. of stdin in one pass and writes their
-  // records in order; true when some line had no prediction.
-  bool predict_lines(const Model& m, Predictor& predictor, const std::vector<std::string>& lines,
-                     long first) const {
-    std::vector<Encoded> inputs;
-    std::vector<std::optional<Error>> errors(lines.size());
-    for (size_t i = 0; i < lines.size(); ++i) {
-      try {
-        inputs.push_back(encode(m, lines[i]));
-      } catch (const Error& e) {
-        if (e.code() != ExitCode::kInput) throw;
-        errors[i] = e;
-      }
-    }
-    std::vector<Prediction> predictions = predictor.predict(std::move(inputs), top_k, attention);
-    size_t next = 0;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      const std::string where =
-          "<stdin>:" + std::to_string(first + 1 + static_cast<long>(i)) + ": ";
-      if (errors[i]) {
-        report(where + errors[i]->message());
-        write_line(error_record(lines[i], *errors[i], output_format()));
-      } else {
-        write_record(m, lines[i], predictions[next++], where);
-      }
-    }
-    return std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e.has_value(); });
-  }
-
-  Format output_format() const {
-    return format == "json" ? Format::kJson : format == "tsv" ? Format::kTsv : Format::kText;
-  }
-
-  void write_record(const Model& m, const std::string& phrase, const Prediction& p,
-                    const std::string& where) const {
-    const Format f = output_format();
-    // JSON records carry "unknown" and "truncated" themselves.
-    const bool notes = !quiet && f != Format::kJson;
-    if (notes && p.input.truncated) {
-      note(where,
-           "phrase cut to its last " + std::to_string(m.config.max_len) + " tokens (max_len)");
-    }
-    if (notes && !p.input.unknown.empty()) {
-      note(where, "not in the vocabulary: " + join(p.input.unknown));
-    }
-    write_line(attention ? attention_record(m, phrase, p) : prediction_record(m, phrase, p, f));
+    return stream_records(m, predictor, input, options, sink);
   }
 };
 
@@ -135,17 +64,18 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
 
   PhraseCommand predict, attention;
-  attention.attention = true;
+  attention.options.attention = true;
   attention.format = "json";
   auto add_phrase_options = [](CLI::App& command, PhraseCommand& c) {
     c.model.add_to(command);
     command.add_option("phrase", c.words, "The phrase (no phrase: one per line from stdin)");
-    command.add_option("-k,--top-k", c.top_k, "How many predictions to print")
+    command.add_option("-k,--top-k", c.options.top_k, "How many predictions to print")
         ->check(CLI::Range(1, 1 << 24))
         ->capture_default_str();
-    command.add_flag("-q,--quiet", c.quiet, "No notes on stderr (unknown words, truncation)");
+    command.add_flag("-q,--quiet", c.options.quiet,
+                     "No notes on stderr (unknown words, truncation)");
     command
-        .add_option("--batch", c.batch,
+        .add_option("--batch", c.options.batch,
                     "Phrases from stdin predicted together, at most (lines already waiting; "
                     "a typed line is answered at once)")
         ->check(CLI::Range(1, 1 << 16))

@@ -99,7 +99,7 @@ class Scanner {
       ++p_;
       Node child;
       if (!value(node != nullptr ? &child : nullptr)) return false;
-      if (node != nullptr) node->members.emplace_back(decode_key(key_text), std::move(child));
+      if (node != nullptr) node->members.push_back(Member{decode_key(key_text), std::move(child)});
       space();
       if (p_ == end_) return false;
       if (*p_ == '}') return close();

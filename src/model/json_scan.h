@@ -20,15 +20,22 @@
 
 namespace nextword::json_scan {
 
+struct Member;
+
 struct Node {
-  std::string_view text;                              // the value's JSON text
-  std::vector<std::pair<std::string, Node>> members;  // objects only, in file order
+  std::string_view text;        // the value's JSON text
+  std::vector<Member> members;  // objects only, in file order
 
   bool is_object() const { return !text.empty() && text.front() == '{'; }
   bool is_array() const { return !text.empty() && text.front() == '['; }
   bool is_string() const { return !text.empty() && text.front() == '"'; }
   // The member named `key` (the last one, should it repeat), or null.
   const Node* find(std::string_view key) const;
+};
+
+struct Member {
+  std::string first;  // the key
+  Node second;        // the value
 };
 
 // Called now and then with the position reached in the text.

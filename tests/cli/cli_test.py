@@ -269,6 +269,28 @@ class Streams(unittest.TestCase):
             p.stdout.close()
         self.assertEqual(p.returncode, 0)
 
+    def test_closed_pipe_ends_it_quietly(self):
+        # `nextword predict < big | head -1`: one record, then a quiet end
+        # (SIGPIPE, as for any Unix filter), nothing on stderr.
+        with tempfile.TemporaryDirectory() as tmp:
+            big = os.path.join(tmp, "big.txt")
+            with open(big, "w", encoding="utf-8") as f:
+                f.write("banana apple\n" * 200000)
+            r = subprocess.run("'%s' predict -m '%s' < '%s' | head -1" % (NEXTWORD, self.fruit, big),
+                               shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, check=False, timeout=60)
+            self.assertEqual(r.stdout, "pie 0.7494  store 0.1014  apple 0.0373  banana 0.0373  "
+                                       "phone 0.0373\n")
+            self.assertEqual(r.stderr, "")
+            p = subprocess.Popen([NEXTWORD, "predict", "-m", self.fruit], stdin=open(big, "rb"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            first = p.stdout.readline()
+            p.stdout.close()
+            _, err = p.communicate(timeout=60)
+            self.assertTrue(first.startswith(b"pie"))
+            self.assertEqual(err, b"")
+            self.assertIn(p.returncode, (0, -13))  # done, or ended by SIGPIPE
+
     def test_batches_change_no_record(self):
         # Phrases of many lengths, errors among them, through the default model
         # one at a time and in batches: the same records, in the same order.
