@@ -58,6 +58,14 @@ std::shared_ptr<FileBytes> FileBytes::open(const std::string& path) {
   return file;
 }
 
+std::shared_ptr<FileBytes> FileBytes::from_bytes(const std::string& path, std::string bytes) {
+  std::shared_ptr<FileBytes> file(new FileBytes(path));
+  file->copy_ = std::move(bytes);
+  file->data_ = file->copy_.data();
+  file->size_ = file->copy_.size();
+  return file;
+}
+
 FileBytes::~FileBytes() {
   if (mapping_ != nullptr) ::munmap(mapping_, size_);
 }

@@ -14,6 +14,8 @@ class FileBytes {
  public:
   // Throws model_error naming `path` when it cannot be opened or read.
   static std::shared_ptr<FileBytes> open(const std::string& path);
+  // Bytes already in memory, named `path` in messages (tests and fuzzers).
+  static std::shared_ptr<FileBytes> from_bytes(const std::string& path, std::string bytes);
   ~FileBytes();
   FileBytes(const FileBytes&) = delete;
   FileBytes& operator=(const FileBytes&) = delete;

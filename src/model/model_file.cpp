@@ -40,6 +40,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
+Vocabulary read_vocabulary(const FileBytes& file) {
+  return Vocabulary::from_json(parse_vocab_json(file), file.path());
+}
+
 ModelPaths ModelPaths::in_directory(const std::string& dir) {
   const std::filesystem::path base(dir);
   std::error_code ec;
@@ -67,7 +71,7 @@ Model load_model(const ModelPaths& paths) {
   WeightsFile w = read_weights(paths.weights);
   const std::string& wf = paths.weights;
   const std::shared_ptr<FileBytes> vocab_file = FileBytes::open(paths.vocab);
-  Vocabulary vocab = Vocabulary::from_json(parse_vocab_json(*vocab_file), paths.vocab);
+  Vocabulary vocab = read_vocabulary(*vocab_file);
   if (vocab.size() != w.config.vocab_size) {
     throw model_error(paths.vocab, "",
                       "has " + std::to_string(vocab.size()) + " words, " + wf +

@@ -14,6 +14,8 @@
 
 namespace nextword {
 
+class FileBytes;
+
 struct ModelPaths {
   std::string vocab;    // vocab.json
   std::string weights;  // weights.json, or weights.safetensors (by its name)
@@ -36,5 +38,8 @@ struct Model {
 
 // Throws nextword::Error (ExitCode::kModel) naming the file and field at fault.
 Model load_model(const ModelPaths& paths);
+
+// vocab.json's words, from the file's bytes (same errors).
+Vocabulary read_vocabulary(const FileBytes& file);
 
 }  // namespace nextword

@@ -61,7 +61,10 @@ std::vector<Unit> normalize(std::string_view text, bool lowercase) {
     auto c = static_cast<unsigned char>(text[i]);
     // Latin-1 capitals U+00C0..U+00DE (but not U+00D7, the multiplication
     // sign) are C3 80..C3 9E in UTF-8; their small letters are 0x20 higher.
-    if (lowercase && c == 0xC3 && i + 1 < text.size()) {
+    // (Only before a continuation byte: in invalid UTF-8 a C3 must not
+    // swallow the next character, found by fuzzing: "\xC3A" kept its "A".)
+    if (lowercase && c == 0xC3 && i + 1 < text.size() &&
+        (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) {
       auto next = static_cast<unsigned char>(text[i + 1]);
       if (next >= 0x80 && next <= 0x9E && next != 0x97)
         next = static_cast<unsigned char>(next + 0x20);

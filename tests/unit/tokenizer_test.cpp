@@ -38,3 +38,16 @@ TEST_CASE("invalid UTF-8 is passed through as word bytes", "[tokenizer]") {
   CHECK(tokenize("a\xff\xfe b", {}) == Tokens{"a\xff\xfe", "b"});
   CHECK(tokenize("\xC3", {}) == Tokens{"\xC3"});  // a truncated sequence at the end
 }
+
+TEST_CASE("a lone C3 byte does not swallow the character after it", "[tokenizer]") {
+  // Found by fuzz_tokenizer: in invalid UTF-8, "\xC3" before an ASCII letter
+  // or a space took that byte along, which kept capitals and merged words.
+  const TokenizerOptions lower{true, true};
+  CHECK(tokenize("\xC3"
+                 "A b",
+                 lower) == std::vector<std::string>{"\xC3"
+                                                    "a",
+                                                    "b"});
+  CHECK(tokenize("x\xC3 y", lower) == std::vector<std::string>{"x\xC3", "y"});
+  CHECK(tokenize("\xC3\x89T\xC3\x89", lower) == std::vector<std::string>{"\xC3\xA9t\xC3\xA9"});
+}
