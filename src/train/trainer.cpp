@@ -296,10 +296,25 @@ void set_threads(int threads) {
   set_threading(Threading::kBlas, threads > 0 ? threads : omp_get_num_procs());
 }
 
+// Temporary files of a run that was killed while writing (FILE.tmp.PID, see
+// write_file_atomically): never read, so removed when a run starts.
+void remove_stale_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* file :
+         {"vocab.json", "weights.json", "weights.safetensors", "checkpoint.json"}) {
+      if (name.rfind(std::string(file) + ".tmp.", 0) == 0)
+        std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
 TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   const TrainOptions& o = run.options;
   const Config& c = run.model.config;
   std::filesystem::create_directories(o.out_dir);
+  remove_stale_temporaries(o.out_dir);
   TrainSummary summary;
   summary.parameters = run.model.weights.parameter_count();
   summary.vocab_size = c.vocab_size;
