@@ -46,5 +46,4 @@ void report(const std::string& message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-
 }  // namespace nextword::cli

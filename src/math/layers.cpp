@@ -46,11 +46,12 @@ void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A,
 }
 
 // e^x in float32 with a relative error of about 1e-7 (Cephes' expf: x = n
-// ln 2 + r, a degree-6 polynomial for e^r, then 2^n from its exponent bits),
-// and 0 below -87 (under float's smallest normal). Unlike std::exp it has no
-// calls or branches, so loops of it vectorize (built with -fno-trapping-math,
-// see CMakeLists.txt): the tanh in GELU took a third of a batched forward
-// pass with std::tanh.
+// ln 2 + r, a degree-6 polynomial for e^r, then 2^n from its exponent bits);
+// 0 below -87, where e^x is under float's smallest normal, and infinity
+// above 88.72, where it overflows (in between, e^88). Unlike std::exp it has
+// no calls or branches, so loops of it vectorize (built with
+// -fno-trapping-math, see CMakeLists.txt): the tanh in GELU took a third of a
+// batched forward pass with std::tanh.
 inline float fast_exp(float x_in) {
   float x = x_in < -87.0f ? -87.0f : x_in;  // so that 2^n stays a normal float
   x = x > 88.0f ? 88.0f : x;
@@ -67,7 +68,9 @@ inline float fast_exp(float x_in) {
   p = p * r + 5.0000001201e-1f;
   const float e = p * r * r + r + 1.0f;
   const uint32_t bits = (std::bit_cast<uint32_t>(shifted) - 0x4B400000u + 127u) << 23;
-  return x_in < -87.0f ? 0.0f : e * std::bit_cast<float>(bits);
+  const float value =
+      x_in > 88.72f ? std::numeric_limits<float>::infinity() : e * std::bit_cast<float>(bits);
+  return x_in < -87.0f ? 0.0f : value;
 }
 
 // 0.5 v (1 + tanh(u)) = v / (1 + e^(-2u)), the GELU with one exp.

@@ -165,3 +165,38 @@ TEST_CASE("embedding lookup and the classifier", "[math]") {
   matvec_forward(logits.data(), E.data(), z.data(), c.data(), 3, 2);
   CHECK(logits == std::vector<float>{0.5f, -1, -1});
 }
+
+TEST_CASE("layernorm, GELU and log-sum-exp stay finite for extreme inputs", "[math]") {
+  const float big = std::numeric_limits<float>::max();
+  // Rows near float's limits, a constant row (variance 0), a subnormal row.
+  const std::vector<std::vector<float>> rows = {{big, -big, big, -big},
+                                                {3e38f, 3e38f, 3e38f, -3e38f},
+                                                {7.0f, 7.0f, 7.0f, 7.0f},
+                                                {1e-45f, -1e-45f, 0.0f, 1e-45f}};
+  const std::vector<float> gain(4, 1.0f), bias(4, 0.0f);
+  for (const std::vector<float>& row : rows) {
+    std::vector<float> out(4);
+    layernorm_forward(out.data(), row.data(), gain.data(), bias.data(), 1, 4, 1e-5f);
+    for (float x : out) CHECK(std::isfinite(x));
+  }
+  std::vector<float> out(4);
+  layernorm_forward(out.data(), rows[0].data(), gain.data(), bias.data(), 1, 4, 1e-5f);
+  CHECK(out[0] == Approx(1.0f));  // (x - 0) / max: the row's own scale
+  CHECK(out[1] == Approx(-1.0f));
+
+  std::vector<float> x = {big, -big, 1e30f, -1e30f, 0.0f, -0.0f, 88.7f, -88.7f, -1e-45f};
+  const std::vector<float> in = x;
+  gelu_forward(x.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    INFO(in[i]);
+    CHECK(std::isfinite(x[i]));
+  }
+  CHECK(x[0] == big);   // gelu(x) = x for large x
+  CHECK(x[1] == 0.0f);  // and 0 for very negative x
+  CHECK(x[6] == Approx(88.7f));
+
+  const std::vector<float> logits = {big, big, -big};
+  CHECK(log_sum_exp(logits.data(), 3) == Approx(static_cast<double>(big) + std::log(2.0)));
+  const std::vector<float> tiny = {-1e30f, -1e30f};
+  CHECK(log_sum_exp(tiny.data(), 2) == Approx(-1e30 + std::log(2.0)));
+}
