@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs (.ci/run): install what is
-# missing, build with warnings as errors, run the whole test suite.
+# missing, then two builds, each running the whole test suite:
+#   build/           g++, Release, warnings as errors;
+#   build-sanitize/  clang with AddressSanitizer and UndefinedBehaviorSanitizer
+#                    (any report fails the test that triggered it), plus the
+#                    libFuzzer targets, each run for NEXTWORD_FUZZ_SECONDS
+#                    (default 60) on its seed corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,3 +14,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNEXTWORD_WERROR=ON \
   -DNEXTWORD_REQUIRE_TORCH=ON -DBUILD_TESTING=ON >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DNEXTWORD_SANITIZE=ON -DNEXTWORD_WERROR=ON -DNEXTWORD_REQUIRE_TORCH=ON -DBUILD_TESTING=ON \
+  -DNEXTWORD_FUZZ_SECONDS="${NEXTWORD_FUZZ_SECONDS:-60}" >/dev/null
+cmake --build build-sanitize -j"$(nproc)"
+ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)"
