@@ -426,8 +426,13 @@ std::optional<std::string> first_duplicate(const Node& node) {
   return std::nullopt;
 }
 
-nlohmann::json parse_small(std::string_view text, const std::string& file,
-                           const std::string& field) {
+nlohmann::json parse_small(std::string_view text, const std::string& file, const std::string& field,
+                           size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    throw model_error(file, field,
+                      "is " + std::to_string(text.size()) + " bytes of JSON, more than the " +
+                          std::to_string(max_bytes) + " it may take");
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

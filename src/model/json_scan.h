@@ -55,8 +55,11 @@ std::optional<std::string> first_duplicate(const Node& node);
 // Small JSON text (a config, a header, a vocabulary) parsed by nlohmann;
 // throws model_error(file, field, ...) with nlohmann's reason and the byte
 // offset, for text that is not JSON and for numbers beyond double's range.
-nlohmann::json parse_small(std::string_view text, const std::string& file,
-                           const std::string& field);
+// Text longer than max_bytes is refused unparsed: a DOM takes ~17 times the
+// text's size, and a hostile file must not take the machine's memory.
+constexpr size_t kMaxSmallJson = size_t{64} << 20;
+nlohmann::json parse_small(std::string_view text, const std::string& file, const std::string& field,
+                           size_t max_bytes = kMaxSmallJson);
 
 // A string value's characters when it has no escapes (the common case for
 // keys and base64), else nullopt.

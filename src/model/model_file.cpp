@@ -20,7 +20,8 @@ json parse_vocab_json(const FileBytes& file) {
       throw model_error(file.path(), *word, "appears twice in the object (words must be unique)");
     }
   }
-  return json_scan::parse_small(file.text(), file.path(), "");
+  // 2^24 words (the most a config allows) of a few bytes each fit in 256 MiB.
+  return json_scan::parse_small(file.text(), file.path(), "", size_t{256} << 20);
 }
 
 int special_id(const Vocabulary& vocab, const std::string& token, const std::string& vocab_file,

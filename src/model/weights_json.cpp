@@ -253,8 +253,17 @@ Weights read_tensors(const Node& tensors, const Config& config, const FileBytes&
   for (size_t t = 0; t < fast.size(); ++t) {
     if (!fast[t]) {
       const TensorSpec& spec = weights.tensors()[t];
-      TensorReader(path, spec, outputs[t])
-          .read(small_value(*nodes[t], path, "tensors." + spec.name));
+      const std::string field = "tensors." + spec.name;
+      if (nodes[t]->text.size() > json_scan::kMaxSmallJson) {
+        // Too large for the DOM that would pinpoint the fault.
+        throw model_error(path, field,
+                          "is not a valid tensor of shape " + shape_text(spec.shape) +
+                              " (a wrong length or nesting, a value that is not a finite float32 "
+                              "number, or a bad field; " +
+                              std::to_string(nodes[t]->text.size()) +
+                              " bytes, too large to show where)");
+      }
+      TensorReader(path, spec, outputs[t]).read(small_value(*nodes[t], path, field));
     }
   }
   return weights;

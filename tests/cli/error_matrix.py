@@ -228,6 +228,36 @@ def stream_cases(tmp):
     return 2, failures
 
 
+def hostile_case(tmp):
+    """A 77 MB weights.json with one bad value in its only tensor: refused with
+    a message naming the tensor, in far less memory than a DOM of it."""
+    V, d = 60000, 128
+    config = {"vocab_size": V, "d_model": d, "n_layers": 0, "n_heads": 1, "d_k": 1, "d_v": 1,
+              "max_len": 8, "tied_classifier": True}
+    weights, vocab = os.path.join(tmp, "big.json"), os.path.join(tmp, "bigvocab.json")
+    with open(weights, "w", encoding="utf-8") as f:
+        f.write('{"format":"nextword","version":1,"config":%s,"tensors":{"embedding":'
+                '{"shape":[%d,%d],"data":[' % (json.dumps(config), V, d))
+        chunk = ",".join(["0.1234567"] * 1000)
+        f.write(",".join(chunk if i != 3000 else '"x",' + chunk[10:] for i in range(V * d // 1000)))
+        f.write("]}}}")
+    with open(vocab, "w", encoding="utf-8") as f:
+        json.dump(["<unk>"] + ["w%d" % i for i in range(V - 1)], f)
+    r = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", NEXTWORD, "info", "--vocab", vocab,
+                        "--weights", weights], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=120, check=False)
+    err = [l for l in r.stderr.splitlines() if not l.startswith("Command exited")]
+    failures = []
+    if r.returncode != MODEL or r.stdout:
+        failures.append("hostile file: exit %d, stdout %r" % (r.returncode, r.stdout[:100]))
+    if "big.json: tensors.embedding: is not a valid tensor of shape [60000,128]" not in err[0]:
+        failures.append("hostile file: %r" % err[0])
+    if int(err[-1].split()[-1]) > 200_000:
+        failures.append("hostile file: %s KB" % err[-1].split()[-1])
+    os.remove(weights)
+    return 1, failures
+
+
 def main():
     global NEXTWORD, DATA
     NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -251,9 +281,10 @@ def main():
                 problems.append("crashed")
             if problems:
                 failures.append("%s: %s\n    stderr: %s" % (case.name, "; ".join(problems), err.strip()))
-        streamed, stream_failures = stream_cases(tmp)
-        count += streamed
-        failures += stream_failures
+        for extra in (stream_cases, hostile_case):
+            n, extra_failures = extra(tmp)
+            count += n
+            failures += extra_failures
     finally:
         shutil.rmtree(tmp)
     for f in failures:
