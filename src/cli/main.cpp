@@ -107,11 +107,12 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
-  std::function<int()> train_run, eval_run, convert_run, bench_run;
+  std::function<int()> train_run, eval_run, convert_run, bench_run, generate_run;
   CLI::App* train_cmd = add_train_command(app, train_run);
   CLI::App* eval_cmd = add_eval_command(app, eval_run);
   CLI::App* convert_cmd = add_convert_command(app, convert_run);
   CLI::App* bench_cmd = add_bench_command(app, bench_run);
+  CLI::App* generate_cmd = add_generate_command(app, generate_run);
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* command : app.get_subcommands({})) {
@@ -147,6 +148,7 @@ int run(int argc, char** argv) {
   if (eval_cmd->parsed()) return eval_run();
   if (convert_cmd->parsed()) return convert_run();
   if (bench_cmd->parsed()) return bench_run();
+  if (generate_cmd->parsed()) return generate_run();
   const Model m = info_model.load();
   write_line(model_info(m, info_format == "json" ? Format::kJson : Format::kText));
   return 0;

@@ -1,5 +1,6 @@
 #include "text/tokenizer.h"
 
+#include <algorithm>
 #include <array>
 
 namespace nextword {
@@ -113,6 +114,34 @@ std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions&
   }
   finish_word();
   return tokens;
+}
+
+void append_as_text(std::string& text, const std::vector<std::string>& words) {
+  auto is = [](const std::string& w, std::string_view set) {
+    return w.size() == 1 && set.find(w[0]) != std::string_view::npos;
+  };
+  // Straight quotes alternate: count those already in the text.
+  bool double_open = std::count(text.begin(), text.end(), '"') % 2 == 1;
+  bool attach_next =
+      !text.empty() && std::string_view("([{").find(text.back()) != std::string_view::npos;
+  if (double_open && !text.empty() && text.back() == '"') attach_next = true;
+  for (const std::string& word : words) {
+    bool space = !text.empty() && !attach_next;
+    attach_next = false;
+    if (is(word, ",.!?;:)]}") || word == "\xE2\x80\xA6" || word == "'s" || word == "n't") {
+      space = false;
+    } else if (word == "\"") {
+      if (double_open)
+        space = false;  // a closing quote hugs the word before
+      else
+        attach_next = true;  // an opening one, the word after
+      double_open = !double_open;
+    } else if (is(word, "([{")) {
+      attach_next = true;
+    }
+    if (space) text += ' ';
+    text += word;
+  }
 }
 
 std::string join(const std::vector<std::string>& words) {

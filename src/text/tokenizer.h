@@ -21,4 +21,10 @@ std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions&
 // as several command-line arguments.
 std::string join(const std::vector<std::string>& words);
 
+// Words as running text: no space before , . ! ? ; : ) ] } or a closing
+// quote, none after ( [ { or an opening quote (straight quotes alternate
+// between opening and closing). `text` is what comes before, whose quotes
+// count too; the words are appended to it.
+void append_as_text(std::string& text, const std::vector<std::string>& words);
+
 }  // namespace nextword

@@ -173,6 +173,25 @@ class Convert(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path("z.json")))
 
 
+class Generate(unittest.TestCase):
+    def test_continues_the_phrase(self):
+        r = run("generate", "Once upon a", "-n", "12")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("Once upon a time, there was"), r.stdout)
+        record = json.loads(run("generate", "Once upon a", "-n", "12", "-f", "json").stdout)
+        self.assertEqual(len(record["words"]), 12)
+        self.assertEqual(record["text"] + "\n", r.stdout)
+
+    def test_same_seed_same_text(self):
+        sample = ["generate", "the little girl", "-n", "30", "--temperature", "0.9",
+                  "--top-k", "50", "--top-p", "0.95"]
+        a = run(*sample, "--seed", "11").stdout
+        self.assertEqual(a, run(*sample, "--seed", "11").stdout)
+        self.assertNotEqual(a, run(*sample, "--seed", "12").stdout)
+        self.assertEqual(run("generate", "x", "--temperature", "-1").returncode, USAGE)
+        self.assertEqual(run("generate", "zzzz qqqq").returncode, INPUT)
+
+
 class Bench(unittest.TestCase):
     def test_bench_reports_every_figure(self):
         fruit = os.path.join(DATA, "examples", "fruit")
@@ -401,7 +420,7 @@ class Info(unittest.TestCase):
 
     def test_help_and_version(self):
         for command in ([], ["predict"], ["attention"], ["info"], ["train"], ["eval"],
-                        ["convert"], ["bench"]):
+                        ["convert"], ["bench"], ["generate"]):
             r = run(*command, "--help")
             self.assertEqual(r.returncode, 0)
             self.assertIn("Usage:", r.stdout)

@@ -1,0 +1,71 @@
+// nextword generate: continue a phrase word by word.
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "math/layers.h"
+#include "predict/generate.h"
+#include "text/tokenizer.h"
+
+namespace nextword::cli {
+namespace {
+
+struct GenerateCommand {
+  ModelOptions model;
+  std::vector<std::string> words;
+  GenerateOptions options;
+  std::string format = "text";
+
+  void add_to(CLI::App& c) {
+    model.add_to(c);
+    c.add_option("phrase", words, "The phrase to continue")->required();
+    c.add_option("-n,--max-words", options.max_words, "How many words to add")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    c.add_option("--temperature", options.temperature,
+                 "0: always the most likely word; above 0, sample from softmax(logits / T)")
+        ->check(CLI::Range(0.0, 100.0))
+        ->capture_default_str();
+    c.add_option("--top-k", options.top_k, "Sample among the k most likely words only (0: all)")
+        ->check(CLI::Range(0, 1 << 24))
+        ->capture_default_str();
+    c.add_option("--top-p", options.top_p,
+                 "Sample among the fewest most likely words whose probability reaches p")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    c.add_option("--seed", options.seed, "Sampling seed: the same seed gives the same text")
+        ->capture_default_str();
+    c.add_option("-f,--format", format, "Output: text, or json with the words")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  int run() const {
+    set_threading(Threading::kRows, 1);  // one short phrase at a time
+    const Model m = model.load();
+    Predictor predictor(m);
+    const std::string phrase = join(words);
+    const std::vector<int> ids = generate(predictor, encode(m, phrase), options);
+    std::vector<std::string> added;
+    for (int id : ids) added.push_back(m.vocab.word(id));
+    std::string text = phrase;
+    append_as_text(text, added);
+    if (format == "json") {
+      write_line(nlohmann::ordered_json{{"phrase", phrase}, {"words", added}, {"text", text}}.dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace));
+    } else {
+      write_line(text);
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+CLI::App* add_generate_command(CLI::App& app, std::function<int()>& run) {
+  return add_command<GenerateCommand>(
+      app, "generate",
+      "Continue a phrase word by word (greedy, or sampled with a temperature, top-k, top-p)", run);
+}
+
+}  // namespace nextword::cli

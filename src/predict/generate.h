@@ -1,0 +1,32 @@
+// Continuing a phrase word by word: greedy (temperature 0) or sampled from
+// the softmax at a temperature, cut to the top k and to the top-p nucleus.
+// The random numbers come from splitmix64 of the seed and the step, so the
+// same seed gives the same text on every machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "predict/predictor.h"
+
+namespace nextword {
+
+struct GenerateOptions {
+  int max_words = 20;
+  float temperature = 0.0f;  // 0: always the most likely word
+  int top_k = 0;             // sample among the k most likely only (0: all)
+  float top_p = 1.0f;        // ... and among the fewest whose probability reaches p
+  uint64_t seed = 0;
+};
+
+// The ids of the words that follow `input`, max_words of them. The context
+// keeps its last max_len tokens as it grows.
+std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& options);
+
+// The id chosen from next-word logits (specials excluded) with these options;
+// `uniform` is a number in [0, 1).
+int choose_next(const Model& model, const float* logits, const GenerateOptions& options,
+                double uniform);
+
+}  // namespace nextword
