@@ -22,6 +22,7 @@
 #include "math/layers.h"
 #include "model/error.h"
 #include "model/model_file.h"
+#include "model/model_writer.h"
 #include "predict/predictor.h"
 #include "text/tokenizer.h"
 
@@ -35,23 +36,76 @@ struct PhraseCommand {
   std::string format = "text";
   RecordOptions options;
   int threads = 0;
+  std::string layer, head = "mean", color = "auto", output;
 
   int run() {
     set_threading(Threading::kRows, threads > 0 ? threads : omp_get_num_procs());
     options.format = format == "json"  ? Format::kJson
                      : format == "tsv" ? Format::kTsv
                                        : Format::kText;
+    if (options.explain && options.format == Format::kTsv) {
+      throw Error(ExitCode::kUsage, "--explain needs --format text or json");
+    }
     const Model m = model.load();
+    if (options.attention) choose_view(m.config);
     Predictor predictor(m);
-    const RecordSink sink{write_line, report};
+    std::string written;  // with -o: the records, for the file
+    const RecordSink sink{[&](const std::string& record) {
+                            if (output.empty()) {
+                              write_line(record);
+                            } else {
+                              written += record + "\n";
+                            }
+                          },
+                          report};
+    int status = 0;
     if (!words.empty()) {
       const std::string phrase = join(words);
-      write_prediction(m, phrase, predictor.predict(phrase, options.top_k, options.attention), "",
-                       options, sink);
-      return 0;
+      write_prediction(
+          m, phrase, predictor.predict(phrase, options.top_k, options.attention || options.explain),
+          "", options, sink);
+    } else {
+      LineReader input(STDIN_FILENO);
+      status = stream_records(m, predictor, input, options, sink);
     }
-    LineReader input(STDIN_FILENO);
-    return stream_records(m, predictor, input, options, sink);
+    if (!output.empty()) write_file_atomically(output, written);
+    return status;
+  }
+
+  // --format, --layer, --head and --color of `attention`.
+  void choose_view(const Config& c) {
+    options.view = format == "text"      ? View::kText
+                   : format == "svg"     ? View::kSvg
+                   : format == "html"    ? View::kHtml
+                   : format == "bertviz" ? View::kBertviz
+                                         : View::kJson;
+    const bool picture = options.view == View::kSvg || options.view == View::kHtml;
+    if (picture && words.empty()) {
+      throw Error(ExitCode::kUsage, "--format " + format + " draws one phrase: give it as PHRASE");
+    }
+    auto pick = [](const std::string& value, int count, const char* what) {
+      if (value == "mean") return -1;
+      int n = 0;
+      try {
+        n = std::stoi(value);
+      } catch (const std::exception&) {
+        n = 0;
+      }
+      if (n < 1 || n > count || std::to_string(n) != value) {
+        throw Error(ExitCode::kUsage, std::string("--") + what + ": " + value +
+                                          " is not \"mean\" or a number from 1 to " +
+                                          std::to_string(count));
+      }
+      return n - 1;
+    };
+    options.choice.layer =
+        pick(layer.empty() ? std::to_string(c.n_layers) : layer, c.n_layers, "layer");
+    options.choice.head = pick(head, c.n_heads, "head");
+    options.color = color == "never" ? Color::kNone
+                    : color == "always"
+                        ? (terminal_color() == Color::kTrue ? Color::kTrue : Color::k256)
+                    : output.empty() ? terminal_color()
+                                     : Color::kNone;
   }
 };
 
@@ -90,13 +144,28 @@ int run(int argc, char** argv) {
   predict_cmd->add_option("-f,--format", predict.format, "Output: text, tsv or json (JSON Lines)")
       ->check(CLI::IsMember({"text", "tsv", "json"}))
       ->capture_default_str();
+  predict_cmd->add_flag("--explain", predict.options.explain,
+                        "After the predictions, the words the last word attended to most in "
+                        "each layer (mean over heads)");
 
   CLI::App* attention_cmd = app.add_subcommand(
-      "attention", "Dump every layer's and head's attention weights for a phrase as JSON");
+      "attention",
+      "Show attention: a heatmap in the terminal, SVG, a self-contained HTML page, or JSON");
   add_phrase_options(*attention_cmd, attention);
-  attention_cmd->add_option("-f,--format", attention.format, "Output: json")
-      ->check(CLI::IsMember({"json"}))
+  attention_cmd
+      ->add_option("-f,--format", attention.format,
+                   "json: every weight; text: a heatmap; svg; html: every layer and head; bertviz")
+      ->check(CLI::IsMember({"json", "text", "svg", "html", "bertviz"}))
       ->capture_default_str();
+  attention_cmd->add_option("--layer", attention.layer,
+                            "Layer shown by text and svg: 1 to L, or mean (default: the last)");
+  attention_cmd->add_option("--head", attention.head, "Head shown: 1 to h, or mean")
+      ->capture_default_str();
+  attention_cmd->add_option("--color", attention.color, "Colors in the text heatmap")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  attention_cmd->add_option("-o,--output", attention.output,
+                            "Write to this file instead of stdout (svg and html)");
 
   ModelOptions info_model;
   std::string info_format = "text";

@@ -62,10 +62,11 @@ std::string human_bytes(double bytes) {
 }  // namespace
 
 std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
-                              Format format) {
+                              Format format, const std::vector<std::string>& explain) {
   if (format == Format::kJson) {
     json record = input_json(phrase, p);
     record["predictions"] = predictions_json(model, p);
+    if (!explain.empty()) record["explain"] = explain;
     return dump(record);
   }
   std::string line;
@@ -76,6 +77,7 @@ std::string prediction_record(const Model& model, const std::string& phrase, con
       line += (line.empty() ? "" : "  ") + model.vocab.word(c.id) + " " + fixed(c.probability, 4);
     }
   }
+  for (const std::string& why : explain) line += "\n  " + why;
   return line;
 }
 

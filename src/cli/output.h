@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/error.h"
 #include "model/model_file.h"
@@ -11,9 +12,11 @@ namespace nextword::cli {
 
 enum class Format { kText, kJson, kTsv };
 
-// One line (no trailing newline) per phrase.
+// One line (no trailing newline) per phrase; with `explain` lines (see
+// attention_view.h), text records add them below, indented, and JSON records
+// carry them as "explain".
 std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
-                              Format format);
+                              Format format, const std::vector<std::string>& explain = {});
 // {"phrase", "tokens", "ids", "unknown", "truncated", "attention": [l][h][q][k], "predictions"}
 std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p);
 // The record written in place of a phrase that could not be predicted.

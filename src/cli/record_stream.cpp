@@ -26,7 +26,8 @@ bool predict_lines(const Model& m, Predictor& predictor, const std::vector<std::
       errors[i] = e;
     }
   }
-  std::vector<Prediction> predictions = predictor.predict(std::move(inputs), o.top_k, o.attention);
+  std::vector<Prediction> predictions =
+      predictor.predict(std::move(inputs), o.top_k, o.attention || o.explain);
   size_t next = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string where = line_label(first + 1 + static_cast<long>(i));
@@ -53,8 +54,18 @@ void write_prediction(const Model& m, const std::string& phrase, const Predictio
   if (notes && !p.input.unknown.empty()) {
     sink.report(where + "note: not in the vocabulary: " + join(p.input.unknown));
   }
-  sink.record(o.attention ? attention_record(m, phrase, p)
-                          : prediction_record(m, phrase, p, o.format));
+  if (!o.attention) {
+    sink.record(prediction_record(m, phrase, p, o.format,
+                                  o.explain ? explain_lines(m, p) : std::vector<std::string>{}));
+    return;
+  }
+  switch (o.view) {
+    case View::kJson: sink.record(attention_record(m, phrase, p)); break;
+    case View::kText: sink.record(attention_text(m, p, o.choice, o.color)); break;
+    case View::kSvg: sink.record(attention_svg(m, p, o.choice)); break;
+    case View::kHtml: sink.record(attention_html(m, phrase, p)); break;
+    case View::kBertviz: sink.record(attention_bertviz(m, p)); break;
+  }
 }
 
 int stream_records(const Model& m, Predictor& predictor, LineReader& input, const RecordOptions& o,

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/attention_view.h"
 #include "cli/line_reader.h"
 #include "cli/output.h"
 #include "model/model_file.h"
@@ -13,12 +14,19 @@
 
 namespace nextword::cli {
 
+// What an attention record shows.
+enum class View { kJson, kText, kSvg, kHtml, kBertviz };
+
 struct RecordOptions {
   int top_k = 5;
   Format format = Format::kText;
-  bool quiet = false;      // no notes (unknown words, truncation)
-  bool attention = false;  // attention records instead of prediction records
-  int batch = 64;          // phrases from the input predicted together, at most
+  bool quiet = false;          // no notes (unknown words, truncation)
+  bool attention = false;      // attention records instead of prediction records
+  View view = View::kJson;     // ... of this kind
+  AttentionChoice choice;      // ... showing this layer and head
+  Color color = Color::kNone;  // ... in these colors (text)
+  bool explain = false;        // prediction records say which words were looked at
+  int batch = 64;              // phrases from the input predicted together, at most
 };
 
 // Where the lines go: stdout and stderr in the binary, strings in the fuzzer.

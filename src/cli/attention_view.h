@@ -1,0 +1,47 @@
+// Pictures of attention: which earlier words each word pulled from.
+//
+// One T x T matrix is shown at a time: a head of a layer, or the mean over a
+// layer's heads, or over every layer. Rows are the words doing the pulling
+// (the queries), columns the words pulled from (the keys), as in the
+// attention article's heatmaps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model_file.h"
+#include "predict/predictor.h"
+
+namespace nextword::cli {
+
+// -1 means "the mean over all of them".
+struct AttentionChoice {
+  int layer = -1;
+  int head = -1;
+  std::string describe(const Config& c) const;  // "layer 2 of 4, mean of 4 heads"
+};
+
+// The chosen [T, T] matrix from p.attention ([L][h][T][T]).
+std::vector<float> attention_matrix(const Config& c, const Prediction& p, AttentionChoice choice);
+
+enum class Color { kNone, k256, kTrue };
+// What stdout can show: none when NO_COLOR is set, stdout is not a terminal
+// or TERM is dumb; true color when COLORTERM says so; else 256 colors.
+Color terminal_color();
+
+// A heatmap for the terminal: Unicode shades, colored when `color` allows.
+std::string attention_text(const Model& model, const Prediction& p, AttentionChoice choice,
+                           Color color);
+// The same heatmap as a standalone SVG document (no fonts, scripts or links).
+std::string attention_svg(const Model& model, const Prediction& p, AttentionChoice choice);
+// One self-contained HTML page: every layer and head, hover to see whom a
+// word attends to, the predictions. Needs nothing from the network.
+std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p);
+// {"tokens", "attention": [layer][1][head][query][key]}: what bertviz's
+// head_view takes (one tensor per layer of shape [batch, heads, T, T]).
+std::string attention_bertviz(const Model& model, const Prediction& p);
+// After the predictions: the words the last word attended to most in each
+// layer (mean over heads), in plain words.
+std::vector<std::string> explain_lines(const Model& model, const Prediction& p);
+
+}  // namespace nextword::cli
