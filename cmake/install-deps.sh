@@ -8,8 +8,9 @@ set -euo pipefail
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev catch2 python3)
 if [[ "${1:-}" == "--test" ]]; then
   # The PyTorch reference; the format check; clang with its sanitizer and
-  # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers.
-  packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev)
+  # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers;
+  # Chromium for the HTML page's browser test.
+  packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium)
 fi
 
 missing=()

@@ -11,12 +11,13 @@ cd "$(dirname "$0")/.."
 
 cmake/install-deps.sh --test
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNEXTWORD_WERROR=ON \
-  -DNEXTWORD_REQUIRE_TORCH=ON -DBUILD_TESTING=ON >/dev/null
+  -DNEXTWORD_REQUIRE_TORCH=ON -DNEXTWORD_REQUIRE_BROWSER=ON -DBUILD_TESTING=ON >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DNEXTWORD_SANITIZE=ON -DNEXTWORD_WERROR=ON -DNEXTWORD_REQUIRE_TORCH=ON -DBUILD_TESTING=ON \
+  -DNEXTWORD_SANITIZE=ON -DNEXTWORD_WERROR=ON -DNEXTWORD_REQUIRE_TORCH=ON \
+  -DNEXTWORD_REQUIRE_BROWSER=ON -DBUILD_TESTING=ON \
   -DNEXTWORD_FUZZ_SECONDS="${NEXTWORD_FUZZ_SECONDS:-60}" >/dev/null
 cmake --build build-sanitize -j"$(nproc)"
 ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)"

@@ -272,7 +272,7 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
 <style>
 body { font-family: system-ui, sans-serif; margin: 24px; color: #1d1d28; background: #fafafc; }
 h1 { font-size: 20px; margin: 0 0 4px; } .phrase { font-size: 18px; margin: 0 0 16px; }
-.controls { margin: 8px 0; } .controls span { display: inline-block; width: 56px; color: #666; }
+.controls { margin: 6px 0; } .controls b { display: inline-block; width: 56px; color: #666; font-weight: normal; }
 button { margin: 2px; padding: 4px 10px; border: 1px solid #bbb; border-radius: 4px; background: #fff; cursor: pointer; }
 button.on { background: #2d2d48; color: #fff; border-color: #2d2d48; }
 #map { border-collapse: collapse; margin: 12px 0; }
@@ -288,8 +288,8 @@ tr.hot .cell { outline: 2px solid #2d2d48; }
 <body>
 <h1>Attention</h1>
 <p class="phrase" id="phrase"></p>
-<div class="controls"><span>layer</span><span id="layers"></span></div>
-<div class="controls"><span>head</span><span id="heads"></span></div>
+<div class="controls"><b>layer</b><span id="layers"></span></div>
+<div class="controls"><b>head</b><span id="heads"></span></div>
 <table id="map"></table>
 <div id="why">Hover over a word on the left to see which words it attends to.</div>
 <div id="predictions"></div>

@@ -173,6 +173,84 @@ class Convert(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path("z.json")))
 
 
+class Pictures(unittest.TestCase):
+    """attention as a terminal heatmap, SVG, HTML and bertviz JSON; predict --explain."""
+
+    def test_text_heatmap(self):
+        r = run("attention", "-m", os.path.join(DATA, "examples", "fruit"), "-f", "text",
+                "banana apple")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("layer 1 of 1, mean of 1 heads", lines[0])
+        self.assertEqual(lines[1].split(), ["banana", "apple"])
+        # banana attends to itself (100%); apple half and half (the article's example).
+        self.assertTrue(lines[2].startswith("banana ") and lines[2].endswith("\u2588" * 6))
+        self.assertEqual(lines[3].split()[1:], ["\u2593" * 6, "\u2593" * 6])
+        self.assertNotIn("\x1b[", r.stdout)  # a pipe gets no colors
+        self.assertTrue(lines[-1].startswith("next: pie 0.7494"))
+        colored = run("attention", "-m", os.path.join(DATA, "examples", "fruit"), "-f", "text",
+                      "--color", "always", "banana apple").stdout
+        self.assertIn("\x1b[48;", colored)
+        self.assertNotIn("\x1b[", run("attention", "-f", "text", "--color", "always", "once upon",
+                                      env={"NO_COLOR": "1"}).stdout.split("\n")[0])
+        head = run("attention", "-f", "text", "--layer", "2", "--head", "3", "once upon a").stdout
+        self.assertIn("layer 2 of 4, head 3 of 4", head)
+        for bad in (["--layer", "5"], ["--head", "0"], ["--layer", "x"]):
+            r = run("attention", "-f", "text", *bad, "once")
+            self.assertEqual(r.returncode, USAGE, bad)
+            self.assertIn("is not \"mean\" or a number from 1 to 4", r.stderr)
+
+    def test_svg_is_well_formed_with_a_cell_per_pair(self):
+        import xml.etree.ElementTree as ET
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "a.svg")
+            r = run("attention", "-f", "svg", "-o", path, "--layer", "mean", "once upon a time")
+            self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+            root = ET.parse(path).getroot()
+        svg = "{http://www.w3.org/2000/svg}"
+        self.assertEqual(root.tag, svg + "svg")
+        cells = [e for e in root.iter(svg + "rect") if "cell" in e.get("class", "")]
+        self.assertEqual(len(cells), 25)  # <bos> and four words: 5 x 5
+        self.assertEqual(sum("masked" in e.get("class") for e in cells), 10)
+        self.assertIn("mean of all 4 layers", root.find(svg + "title").text)
+        text = ET.tostring(root, encoding="unicode")
+        for outside in ("href", "<script", "@font-face", "http://www.w3.org/1999/xlink"):
+            self.assertNotIn(outside, text)
+        r = run("attention", "-f", "svg", stdin="once\n")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("draws one phrase", r.stderr)
+
+    def test_bertviz_shape(self):
+        r = run("attention", "-f", "bertviz", "once upon a")
+        record = json.loads(r.stdout)
+        self.assertEqual(record["tokens"], ["<bos>", "once", "upon", "a"])
+        attention = record["attention"]  # [layer][batch][head][query][key]
+        self.assertEqual((len(attention), len(attention[0]), len(attention[0][0]),
+                          len(attention[0][0][0]), len(attention[0][0][0][0])), (4, 1, 4, 4, 4))
+        for row in attention[2][0][1]:
+            self.assertAlmostEqual(sum(row), 1.0, places=5)
+
+    def test_html_is_self_contained(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "a.html")
+            self.assertEqual(run("attention", "-f", "html", "-o", path, "once </script> a").returncode, 0)
+            page = read(path)
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertEqual(page.count("</script>"), 2)  # the phrase cannot close the data early
+        for outside in ("http://", "https://", "<link", " src="):
+            self.assertNotIn(outside, page)
+
+    def test_explain(self):
+        r = run("predict", "--explain", "lily and her mom went to the")
+        lines = r.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("park "))
+        self.assertEqual(len(lines), 5)  # one line per layer
+        self.assertRegex(lines[1], r'^  layer 1: "the" looked most at .+ \(\d+%\)')
+        record = json.loads(run("predict", "--explain", "-f", "json", "once upon a").stdout)
+        self.assertEqual(len(record["explain"]), 4)
+        self.assertEqual(run("predict", "--explain", "-f", "tsv", "x").returncode, USAGE)
+
+
 class Generate(unittest.TestCase):
     def test_continues_the_phrase(self):
         r = run("generate", "Once upon a", "-n", "12")
@@ -301,11 +379,12 @@ class Streams(unittest.TestCase):
             self.assertEqual(r.stdout, "pie 0.7494  store 0.1014  apple 0.0373  banana 0.0373  "
                                        "phone 0.0373\n")
             self.assertEqual(r.stderr, "")
-            p = subprocess.Popen([NEXTWORD, "predict", "-m", self.fruit], stdin=open(big, "rb"),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            first = p.stdout.readline()
-            p.stdout.close()
-            _, err = p.communicate(timeout=60)
+            with open(big, "rb") as stdin:
+                p = subprocess.Popen([NEXTWORD, "predict", "-m", self.fruit], stdin=stdin,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                first = p.stdout.readline()
+                p.stdout.close()
+                _, err = p.communicate(timeout=60)
             self.assertTrue(first.startswith(b"pie"))
             self.assertEqual(err, b"")
             self.assertIn(p.returncode, (0, -13))  # done, or ended by SIGPIPE
