@@ -98,9 +98,12 @@ struct PhraseCommand {
       }
       return n - 1;
     };
-    options.choice.layer =
-        pick(layer.empty() ? std::to_string(c.n_layers) : layer, c.n_layers, "layer");
-    options.choice.head = pick(head, c.n_heads, "head");
+    if (options.view == View::kText || options.view == View::kSvg) {
+      if (c.n_layers == 0) throw Error(ExitCode::kUsage, "this model has no attention layers");
+      options.choice.layer =
+          pick(layer.empty() ? std::to_string(c.n_layers) : layer, c.n_layers, "layer");
+      options.choice.head = pick(head, c.n_heads, "head");
+    }
     options.color = color == "never" ? Color::kNone
                     : color == "always"
                         ? (terminal_color() == Color::kTrue ? Color::kTrue : Color::k256)
