@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "cli/output.h"
+
 namespace nextword::cli {
 namespace {
 
@@ -246,22 +248,13 @@ std::string attention_svg(const Model& model, const Prediction& p, AttentionChoi
 
 std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
   const Config& c = model.config;
-  const size_t T = p.input.ids.size();
-  json layers = json::array();
-  const float* a = p.attention.data();
-  for (int l = 0; l < c.n_layers; ++l) {
-    json heads = json::array();
-    for (int h = 0; h < c.n_heads; ++h, a += T * T)
-      heads.push_back(std::vector<float>(a, a + T * T));
-    layers.push_back(std::move(heads));
-  }
   json predictions = json::array();
   for (const Candidate& cand : p.top) {
     predictions.push_back({{"word", model.vocab.word(cand.id)}, {"probability", cand.probability}});
   }
   const json data = {{"phrase", phrase},          {"tokens", p.input.tokens},
                      {"layers", c.n_layers},      {"heads", c.n_heads},
-                     {"causal", c.causal},        {"attention", std::move(layers)},
+                     {"causal", c.causal},        {"attention", attention_layers(model, p)},
                      {"predictions", predictions}};
   // Everything the page needs is in this file: no fonts, scripts or images
   // are fetched, so it opens offline and from a mail attachment alike.
@@ -307,7 +300,7 @@ function matrix() {
     if (layer >= 0 && l !== layer) continue;
     for (let h = 0; h < D.heads; ++h) {
       if (head >= 0 && h !== head) continue;
-      D.attention[l][h].forEach((w, i) => { m[i] += w; });
+      D.attention[l][h].flat().forEach((w, i) => { m[i] += w; });
       ++n;
     }
   }
@@ -388,18 +381,9 @@ render();
 }
 
 std::string attention_bertviz(const Model& model, const Prediction& p) {
-  const Config& c = model.config;
-  const size_t T = p.input.ids.size();
   json layers = json::array();
-  const float* a = p.attention.data();
-  for (int l = 0; l < c.n_layers; ++l) {
-    json heads = json::array();
-    for (int h = 0; h < c.n_heads; ++h) {
-      json rows = json::array();
-      for (size_t q = 0; q < T; ++q) rows.push_back(std::vector<float>(a, a + T)), a += T;
-      heads.push_back(std::move(rows));
-    }
-    layers.push_back(json::array({std::move(heads)}));  // a batch of one
+  for (json& layer : attention_layers(model, p)) {
+    layers.push_back(json::array({std::move(layer)}));  // a batch of one
   }
   return json{{"tokens", p.input.tokens}, {"attention", std::move(layers)}}.dump(
       -1, ' ', false, json::error_handler_t::replace);

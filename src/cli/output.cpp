@@ -81,7 +81,7 @@ std::string prediction_record(const Model& model, const std::string& phrase, con
   return line;
 }
 
-std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p) {
+json attention_layers(const Model& model, const Prediction& p) {
   const Config& c = model.config;
   const auto T = p.input.ids.size();
   json layers = json::array();
@@ -99,8 +99,12 @@ std::string attention_record(const Model& model, const std::string& phrase, cons
     }
     layers.push_back(std::move(heads));
   }
+  return layers;
+}
+
+std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p) {
   json record = input_json(phrase, p);
-  record["attention"] = std::move(layers);
+  record["attention"] = attention_layers(model, p);
   record["predictions"] = predictions_json(model, p);
   return dump(record);
 }

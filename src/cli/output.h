@@ -1,6 +1,7 @@
 // How results look on stdout: one record per phrase, as text, TSV or JSON.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ enum class Format { kText, kJson, kTsv };
 // carry them as "explain".
 std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
                               Format format, const std::vector<std::string>& explain = {});
+// Every weight of p.attention as [layer][head][query][key], each float as its
+// shortest round-trip decimal (the attention record, bertviz and HTML views).
+nlohmann::ordered_json attention_layers(const Model& model, const Prediction& p);
 // {"phrase", "tokens", "ids", "unknown", "truncated", "attention": [l][h][q][k], "predictions"}
 std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p);
 // The record written in place of a phrase that could not be predicted.
