@@ -212,16 +212,18 @@ std::string attention_svg(const Model& model, const Prediction& p, AttentionChoi
   for (const std::string& w : words) longest = std::max(longest, std::min<size_t>(width_of(w), 20));
   const int cell = 32, left = static_cast<int>(longest) * 8 + 16,
             top = static_cast<int>(longest) * 6 + 44;
-  const int width = left + static_cast<int>(T) * cell + 16,
-            height = top + static_cast<int>(T) * cell + 16;
+  const std::string heading = choice.describe(c) + ": row attends to column";
+  // Wide enough for the heading too (about 7.5 pixels a character at 14 px).
+  const int width = std::max(left + static_cast<int>(T) * cell + 16,
+                             static_cast<int>(width_of(heading) * 15 / 2) + 16);
+  const int height = top + static_cast<int>(T) * cell + 16;
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
          "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) +
          " " + std::to_string(height) + "\" font-family=\"sans-serif\" font-size=\"13\">\n";
   out += "<title>nextword attention, " + xml_escape(choice.describe(c)) + "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  out += "<text x=\"8\" y=\"18\" font-size=\"14\">" + xml_escape(choice.describe(c)) +
-         ": row attends to column</text>\n";
+  out += "<text x=\"8\" y=\"18\" font-size=\"14\">" + xml_escape(heading) + "</text>\n";
   for (size_t i = 0; i < T; ++i) {
     const int pos = static_cast<int>(i) * cell + cell / 2;
     out += "<text class=\"row\" x=\"" + std::to_string(left - 6) + "\" y=\"" +
