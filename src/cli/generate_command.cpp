@@ -50,6 +50,7 @@ struct GenerateCommand {
     for (int id : ids) added.push_back(m.vocab.word(id));
     std::string text = phrase;
     append_as_text(text, added);
+    capitalize_sentences(text, phrase.size());
     if (format == "json") {
       write_line(nlohmann::ordered_json{{"phrase", phrase}, {"words", added}, {"text", text}}.dump(
           -1, ' ', false, nlohmann::json::error_handler_t::replace));

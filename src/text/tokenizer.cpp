@@ -144,6 +144,28 @@ void append_as_text(std::string& text, const std::vector<std::string>& words) {
   }
 }
 
+void capitalize_sentences(std::string& text, size_t from) {
+  auto upper = [](char& c) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  };
+  // Is a sentence over at byte i (looking back past spaces and quotes)?
+  auto sentence_ends_before = [&text](size_t i) {
+    while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '"')) --i;
+    return i == 0 || text[i - 1] == '.' || text[i - 1] == '!' || text[i - 1] == '?';
+  };
+  for (size_t i = from; i < text.size(); ++i) {
+    const bool starts_word = i == 0 || text[i - 1] == ' ' || text[i - 1] == '"';
+    if (!starts_word) continue;
+    const bool lone_i =
+        text[i] == 'i' &&
+        (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\'' || text[i + 1] == ',' ||
+         text[i + 1] == '.' || text[i + 1] == '!' || text[i + 1] == '?' || text[i + 1] == '"');
+    // Quoted speech starts a sentence too: a word right after an opening quote.
+    const bool quoted = i > 0 && text[i - 1] == '"' && (i == 1 || text[i - 2] == ' ');
+    if (lone_i || quoted || (i > 0 && sentence_ends_before(i))) upper(text[i]);
+  }
+}
+
 std::string join(const std::vector<std::string>& words) {
   std::string text;
   for (const std::string& word : words) {

@@ -27,4 +27,10 @@ std::string join(const std::vector<std::string>& words);
 // count too; the words are appended to it.
 void append_as_text(std::string& text, const std::vector<std::string>& words);
 
+// Capitalizes, from byte `from` on, the first letter of each sentence (after
+// ". ", "! " or "? ", a quote between allowed, or after an opening quote)
+// and the word "i": the
+// vocabulary is lowercase, the text a reader gets should not be.
+void capitalize_sentences(std::string& text, size_t from);
+
 }  // namespace nextword

@@ -65,3 +65,14 @@ TEST_CASE("words become running text: punctuation and quotes join naturally", "[
   CHECK(text("", {"(", "a", ")", "b", "?"}) == "(a) b?");
   CHECK(text("it", {"'s", "fine", "\xE2\x80\xA6"}) == "it's fine\xE2\x80\xA6");
 }
+
+TEST_CASE("generated sentences start with a capital, and so does I", "[tokenizer]") {
+  std::string text = "she smiled.";
+  const size_t from = text.size();
+  text += " then i said, \"yes! i'm here.\" the end? maybe. it is fine";
+  capitalize_sentences(text, from);
+  CHECK(text == "she smiled. Then I said, \"Yes! I'm here.\" The end? Maybe. It is fine");
+  std::string kept = "e.g. this";  // before `from`, nothing changes
+  capitalize_sentences(kept, kept.size());
+  CHECK(kept == "e.g. this");
+}
