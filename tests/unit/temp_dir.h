@@ -1,12 +1,15 @@
 // A fresh directory for a test's files, removed with everything in it when
-// the test is done.
+// the test is done; and the message a load fails with.
 #pragma once
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "model/error.h"
 
 namespace nextword::testing {
 
@@ -28,5 +31,19 @@ struct TempDir {
     return (dir / name).string();
   }
 };
+
+// The message of the model error `load()` throws; fails the test when it
+// throws none.
+template <typename Load>
+std::string model_error_of(Load load) {
+  try {
+    load();
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::kModel);
+    return e.what();
+  }
+  FAIL("it loaded");
+  return "";
+}
 
 }  // namespace nextword::testing
