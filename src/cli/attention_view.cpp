@@ -42,10 +42,13 @@ struct Rgb {
   int r, g, b;
 };
 
-// Weight 0 is a dark blue-grey, weight 1 a warm yellow, through orange.
+// The color scale of every picture (the HTML page gets it from here too):
+// weight 0 is a dark blue-grey, weight 1 a warm yellow, through red.
+constexpr Rgb kHeatStops[] = {{30, 32, 48}, {170, 60, 60}, {250, 200, 70}};
+
 Rgb heat(float w) {
   w = std::clamp(w, 0.0f, 1.0f);
-  const Rgb stops[] = {{30, 32, 48}, {170, 60, 60}, {250, 200, 70}};
+  const Rgb* stops = kHeatStops;
   const float x = w * 2.0f;
   const int i = std::min(1, static_cast<int>(x));
   const float f = x - static_cast<float>(i);
@@ -194,13 +197,7 @@ std::string attention_text(const Model& model, const Prediction& p, AttentionCho
     out += std::string(label + 1, ' ') + "\u00b7 <2%  \u2591 <25%  \u2592 <50%  \u2593 <75%  " +
            "\u2588 75% and more\n";
   }
-  std::string next = "next:";
-  for (const Candidate& cand : p.top) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, " %.4f", static_cast<double>(cand.probability));
-    next += " " + model.vocab.word(cand.id) + buffer;
-  }
-  return out + next;
+  return out + "next: " + prediction_record(model, "", p, Format::kText);
 }
 
 std::string attention_svg(const Model& model, const Prediction& p, AttentionChoice choice) {
@@ -250,14 +247,16 @@ std::string attention_svg(const Model& model, const Prediction& p, AttentionChoi
 
 std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
   const Config& c = model.config;
+  json heat_stops = json::array();
+  for (const Rgb& stop : kHeatStops) heat_stops.push_back({stop.r, stop.g, stop.b});
   json predictions = json::array();
   for (const Candidate& cand : p.top) {
     predictions.push_back({{"word", model.vocab.word(cand.id)}, {"probability", cand.probability}});
   }
-  const json data = {{"phrase", phrase},          {"tokens", p.input.tokens},
-                     {"layers", c.n_layers},      {"heads", c.n_heads},
-                     {"causal", c.causal},        {"attention", attention_layers(model, p)},
-                     {"predictions", predictions}};
+  const json data = {{"phrase", phrase},           {"tokens", p.input.tokens},
+                     {"layers", c.n_layers},       {"heads", c.n_heads},
+                     {"causal", c.causal},         {"attention", attention_layers(model, p)},
+                     {"predictions", predictions}, {"heat", heat_stops}};
   // Everything the page needs is in this file: no fonts, scripts or images
   // are fetched, so it opens offline and from a mail attachment alike.
   return R"html(<!DOCTYPE html>
@@ -309,7 +308,7 @@ function matrix() {
   return m.map(w => w / Math.max(n, 1));
 }
 function heat(w) {
-  const stops = [[30, 32, 48], [170, 60, 60], [250, 200, 70]];
+  const stops = D.heat;
   const x = Math.min(Math.max(w, 0), 1) * 2, i = Math.min(1, Math.floor(x)), f = x - i;
   const c = stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * f));
   return "rgb(" + c.join(",") + ")";

@@ -27,8 +27,6 @@ struct Node {
   std::vector<Member> members;  // objects only, in file order
 
   bool is_object() const { return !text.empty() && text.front() == '{'; }
-  bool is_array() const { return !text.empty() && text.front() == '['; }
-  bool is_string() const { return !text.empty() && text.front() == '"'; }
   // The member named `key` (the last one, should it repeat), or null.
   const Node* find(std::string_view key) const;
 };

@@ -34,11 +34,6 @@ int special_id(const Vocabulary& vocab, const std::string& token, const std::str
   return id;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 Vocabulary read_vocabulary(const FileBytes& file) {
@@ -54,7 +49,7 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
 }
 
 WeightsFormat format_of_path(const std::string& path) {
-  return ends_with(path, ".safetensors") ? WeightsFormat::kSafetensors : WeightsFormat::kJsonBase64;
+  return path.ends_with(".safetensors") ? WeightsFormat::kSafetensors : WeightsFormat::kJsonBase64;
 }
 
 WeightsFile read_weights(const std::string& path) {
@@ -70,6 +65,7 @@ std::string encode_weights(const Config& config, const Weights& weights, Weights
 
 Model load_model(const ModelPaths& paths) {
   WeightsFile w = read_weights(paths.weights);
+  w.weights.fuse_qkv(w.config);  // the values are final: predict with one QKV product
   const std::string& wf = paths.weights;
   const std::shared_ptr<FileBytes> vocab_file = FileBytes::open(paths.vocab);
   Vocabulary vocab = read_vocabulary(*vocab_file);

@@ -198,7 +198,6 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
       }
     }
   }
-  result.weights.fuse_qkv(result.config);
   return result;
 }
 

@@ -91,8 +91,8 @@ class Weights {
   bool owns_storage() const { return owner_ == nullptr; }
 
   // Copies each layer's W_q, W_k, W_v (and biases) side by side into
-  // LayerWeights::w_qkv (b_qkv), for prediction. Loaders call it once the
-  // values are final; training does not use it.
+  // LayerWeights::w_qkv (b_qkv), for prediction. load_model calls it once
+  // the values are final; training does not use it.
   void fuse_qkv(const Config& config);
 
   const float* embedding = nullptr;          // E [V, d]

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "model/base64.h"
 #include "model/error.h"
@@ -218,8 +220,15 @@ bool read_tensor_fast(const Node& tensor, const TensorSpec& spec, float* out,
 Weights read_tensors(const Node& tensors, const Config& config, const FileBytes& file) {
   const std::string& path = file.path();
   if (!tensors.is_object()) throw model_error(path, "tensors", "must be an object");
+  // Names are unique (first_duplicate ran on the whole file): one lookup
+  // table instead of a search per tensor, which a model of a thousand layers
+  // would pay quadratically.
+  std::unordered_map<std::string_view, const Node*> by_name;
   std::vector<std::string> names;
-  for (const auto& member : tensors.members) names.push_back(member.first);
+  for (const auto& member : tensors.members) {
+    names.push_back(member.first);
+    by_name.emplace(member.first, &member.second);
+  }
   std::vector<TensorSpec> present = present_tensors(config, names, path, "tensors.");
   // Every float takes at least two bytes of JSON ("0,"), so a config that
   // needs more than that is refused before anything is allocated for it.
@@ -233,14 +242,14 @@ Weights read_tensors(const Node& tensors, const Config& config, const FileBytes&
   }
   Weights weights(config, std::move(present));
   // The tensors are independent: the threads read them side by side. A
-  // tensor the fast path does not take is read again, in file order, by the
+  // tensor the fast path does not take is read again, in layout order, by the
   // DOM reader, which throws the message naming its field.
   const json_scan::Progress release = [&file](const char* p) { file.release_before(p); };
   const auto count = static_cast<int>(weights.tensors().size());
   std::vector<const Node*> nodes;
   std::vector<float*> outputs;
   for (int i = 0; i < count; ++i) {
-    nodes.push_back(tensors.find(weights.tensors()[static_cast<size_t>(i)].name));
+    nodes.push_back(by_name.at(weights.tensors()[static_cast<size_t>(i)].name));
     outputs.push_back(weights.mutable_data(static_cast<size_t>(i)));
   }
   std::vector<char> fast(static_cast<size_t>(count), 0);
@@ -313,7 +322,6 @@ WeightsFile read_weights_json(const FileBytes& file) {
   WeightsFile result{
       parse_config(small_value(*config, wf, "config"), wf), {}, static_cast<int64_t>(file.size())};
   result.weights = read_tensors(*tensors, result.config, file);
-  result.weights.fuse_qkv(result.config);
   return result;
 }
 

@@ -116,11 +116,6 @@ std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) 
   return present;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // GPT-2's initialization: matrices N(0, init_std), the projections that feed
 // the residual stream scaled by 1/sqrt(2 L), norm gains 1, biases 0.
 void initialize(Weights& w, const TrainOptions& o, const Config& c) {
@@ -130,8 +125,8 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
     float* data = w.mutable_data(t);
     const auto n = static_cast<size_t>(spec.size());
     if (spec.shape.size() == 1) {
-      const float value = ends_with(spec.name, "norm1.weight") ||
-                                  ends_with(spec.name, "norm2.weight") ||
+      const float value = spec.name.ends_with("norm1.weight") ||
+                                  spec.name.ends_with("norm2.weight") ||
                                   spec.name == "final_norm.weight"
                               ? 1.0f
                               : 0.0f;
@@ -139,7 +134,7 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
       continue;
     }
     double std = o.init_std;
-    if (ends_with(spec.name, "attn.w_o") || ends_with(spec.name, "ffn.w_out")) {
+    if (spec.name.ends_with("attn.w_o") || spec.name.ends_with("ffn.w_out")) {
       std /= std::sqrt(2.0 * std::max(c.n_layers, 1));
     }
     for (size_t i = 0; i < n; ++i, ++counter) {
