@@ -4,7 +4,6 @@
 // be shared and noisy: ratios taken together hold, absolute times drift.
 #include <cblas.h>
 #include <malloc.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,9 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/error.h"
+#include "base/random.h"
+#include "base/threading.h"
 #include "cli/commands.h"
 #include "math/layers.h"
-#include "model/error.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"
 #include "predict/predictor.h"
@@ -126,7 +127,7 @@ struct BenchCommand {
   }
 
   int run() const {
-    const int n = threads > 0 ? threads : omp_get_num_procs();
+    const int n = threads > 0 ? threads : available_cores();
     set_threading(Threading::kRows, n);
     const ModelPaths paths = model.paths();
     const Model m = load_model(paths);

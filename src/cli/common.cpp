@@ -1,8 +1,8 @@
 #include <cstdio>
 
+#include "base/error.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
-#include "model/error.h"
 
 namespace nextword::cli {
 

@@ -2,8 +2,8 @@
 // (weights.json with numbers or base64 tensors, weights.safetensors).
 #include <memory>
 
+#include "base/error.h"
 #include "cli/commands.h"
-#include "model/error.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"
 

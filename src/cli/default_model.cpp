@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword::cli {
 

@@ -2,8 +2,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/threading.h"
 #include "cli/commands.h"
-#include "math/layers.h"
 #include "predict/generate.h"
 #include "text/tokenizer.h"
 

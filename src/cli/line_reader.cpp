@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword::cli {
 

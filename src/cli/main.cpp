@@ -1,7 +1,6 @@
 // nextword: the command-line front end. It parses arguments with CLI11, loads
 // the model through the engine and writes records; all the math is in the
 // engine library (src/math, src/model, src/text, src/predict).
-#include <omp.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/threading.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "cli/line_reader.h"
 #include "cli/output.h"
 #include "cli/record_stream.h"
-#include "math/layers.h"
-#include "model/error.h"
 #include "model/model_file.h"
 #include "model/model_writer.h"
 #include "predict/predictor.h"
@@ -39,7 +38,7 @@ struct PhraseCommand {
   std::string layer, head = "mean", color = "auto", output;
 
   int run() {
-    set_threading(Threading::kRows, threads > 0 ? threads : omp_get_num_procs());
+    set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
     options.format = format == "json"  ? Format::kJson
                      : format == "tsv" ? Format::kTsv
                                        : Format::kText;

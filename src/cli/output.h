@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "text/tokenizer.h"
 
 namespace nextword::cli {

@@ -4,9 +4,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "model/error.h"
 #include "train/trainer.h"
 
 namespace nextword::cli {

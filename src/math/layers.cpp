@@ -10,6 +10,9 @@
 #include <limits>
 #include <vector>
 
+#include "base/random.h"
+#include "base/threading.h"
+
 // The element loops below are compiled for AVX-512, AVX2 and plain x86-64,
 // and the best the CPU has is picked when the program starts.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -21,8 +24,6 @@
 namespace nextword {
 namespace {
 
-// Threading::kRows is in effect (set_threading).
-bool split_rows = false;
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
 
@@ -31,7 +32,7 @@ constexpr double kParallelProduct = 1 << 21;
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                const float* B, int ldb, float* C, int ldc) {
   const double work = static_cast<double>(M) * N * K;
-  if (!split_rows || M < 32 || work < kParallelProduct || omp_in_parallel()) {
+  if (!rows_split() || M < 32 || work < kParallelProduct || omp_in_parallel()) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_B, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C,
                 ldc);
     return;
@@ -144,12 +145,6 @@ NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float*
   }
 }
 }  // namespace
-
-void set_threading(Threading mode, int threads) {
-  split_rows = mode == Threading::kRows && threads > 1;
-  openblas_set_num_threads(mode == Threading::kRows ? 1 : threads);
-  omp_set_num_threads(threads);
-}
 
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
                     int n, int ld_out) {

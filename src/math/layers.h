@@ -16,26 +16,6 @@ inline size_t area(int rows, int cols) {
   return static_cast<size_t>(rows) * static_cast<size_t>(cols);
 }
 
-// splitmix64: a counter-based generator, so any element's random number can
-// be computed on its own, by any thread, in any order (dropout masks, the
-// trainer's initialization and batches).
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Who spreads the matrix products over the cores.
-//   kBlas: OpenBLAS's own threads (training, whose products are large).
-//   kRows: OpenBLAS runs single-threaded and OpenMP threads split the rows of
-//          each large product, so one pool of threads runs the products,
-//          attention and the element loops, with no hand-over between two
-//          pools that spin on the same cores (prediction: 1.4x the GFLOPS of
-//          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
-enum class Threading { kBlas, kRows };
-void set_threading(Threading mode, int threads);
-
 // Windows are attended to in parallel only when there is enough work (N*T
 // scores per head) to pay for waking the threads.
 constexpr size_t kParallelAttention = 1 << 14;

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword {
 namespace {

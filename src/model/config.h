@@ -8,17 +8,14 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "text/tokenizer.h"
+
 namespace nextword {
 
 enum class Positional { kNone, kLearned, kSinusoidal };
 enum class Norm { kNone, kLayerNorm };
 enum class Activation { kGelu, kRelu };
 enum class Scale { kSqrtDk, kNone };
-
-struct TokenizerOptions {
-  bool lowercase = true;
-  bool split_punctuation = true;
-};
 
 struct Config {
   int vocab_size = 0;

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword {
 namespace {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "text/utf8.h"
 
 namespace nextword::json_scan {

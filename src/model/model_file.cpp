@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
 
@@ -46,21 +46,6 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
   const bool binary = std::filesystem::is_regular_file(base / "weights.safetensors", ec);
   return {(base / "vocab.json").string(),
           (base / (binary ? "weights.safetensors" : "weights.json")).string()};
-}
-
-WeightsFormat format_of_path(const std::string& path) {
-  return path.ends_with(".safetensors") ? WeightsFormat::kSafetensors : WeightsFormat::kJsonBase64;
-}
-
-WeightsFile read_weights(const std::string& path) {
-  std::shared_ptr<FileBytes> file = FileBytes::open(path);
-  if (format_of_path(path) == WeightsFormat::kSafetensors) return read_safetensors(file);
-  return read_weights_json(*file);
-}
-
-std::string encode_weights(const Config& config, const Weights& weights, WeightsFormat format) {
-  if (format == WeightsFormat::kSafetensors) return weights_safetensors(config, weights);
-  return weights_json(config, weights, format == WeightsFormat::kJsonBase64);
 }
 
 Model load_model(const ModelPaths& paths) {

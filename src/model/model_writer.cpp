@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/weights_file.h"
 
 namespace nextword {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
 

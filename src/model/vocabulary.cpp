@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword {
 
@@ -59,6 +59,17 @@ Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string&
 int Vocabulary::find(std::string_view word) const {
   auto it = ids_.find(std::string(word));
   return it == ids_.end() ? -1 : it->second;
+}
+
+std::vector<int> to_ids(const std::vector<std::string>& words, const Vocabulary& vocab, int unk_id,
+                        int bos_id) {
+  std::vector<int> ids;
+  ids.reserve(words.size());
+  for (const std::string& word : words) {
+    const int id = vocab.find(word);
+    ids.push_back(id < 0 || id == unk_id || id == bos_id ? unk_id : id);
+  }
+  return ids;
 }
 
 }  // namespace nextword

@@ -27,4 +27,9 @@ class Vocabulary {
   std::unordered_map<std::string, int> ids_;
 };
 
+// Words as ids; unknown words, and words spelled like the special tokens,
+// become unk_id (the rule prediction uses).
+std::vector<int> to_ids(const std::vector<std::string>& words, const Vocabulary& vocab, int unk_id,
+                        int bos_id);
+
 }  // namespace nextword

@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword {
 

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/error.h"
 #include "model/base64.h"
-#include "model/error.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
 

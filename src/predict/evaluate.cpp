@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "math/layers.h"
-#include "predict/transformer.h"
 #include "text/documents.h"
+#include "transformer/transformer.h"
 
 namespace nextword {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "math/layers.h"
+#include "base/random.h"
 
 namespace nextword {
 
@@ -57,9 +57,7 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
     (void)predictor.predict(input, 1);
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
-        static_cast<double>(
-            splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)) >> 11) *
-        0x1p-53;
+        uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
     const int id = choose_next(model, predictor.logits().data(), o, uniform);
     words.push_back(id);
     input.ids.push_back(id);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.h"
 #include "math/layers.h"
-#include "model/error.h"
 #include "text/tokenizer.h"
 
 namespace nextword {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/model_file.h"
-#include "predict/transformer.h"
+#include "transformer/transformer.h"
 
 namespace nextword {
 

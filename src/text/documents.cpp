@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "text/tokenizer.h"
 
 namespace nextword {
@@ -43,16 +43,6 @@ void split_documents(const std::string& text, const TokenizerOptions& options,
     start = end + 1;
   }
   finish();
-}
-
-std::vector<int> to_ids(const Document& document, const Vocabulary& vocab, int unk_id, int bos_id) {
-  std::vector<int> ids;
-  ids.reserve(document.size());
-  for (const std::string& word : document) {
-    const int id = vocab.find(word);
-    ids.push_back(id < 0 || id == unk_id || id == bos_id ? unk_id : id);
-  }
-  return ids;
 }
 
 std::vector<Document> read_documents(const std::vector<std::string>& paths,

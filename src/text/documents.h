@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
-#include "model/vocabulary.h"
+#include "text/tokenizer.h"
 
 namespace nextword {
 
@@ -22,9 +21,5 @@ std::vector<Document> read_documents(const std::vector<std::string>& paths,
 // The same rules on text already in memory.
 void split_documents(const std::string& text, const TokenizerOptions& options,
                      std::vector<Document>& out);
-
-// A document's words as ids; unknown words, and words spelled like the special
-// tokens, become unk_id (the rule prediction uses).
-std::vector<int> to_ids(const Document& document, const Vocabulary& vocab, int unk_id, int bos_id);
 
 }  // namespace nextword

@@ -11,9 +11,13 @@
 #include <string_view>
 #include <vector>
 
-#include "model/config.h"
-
 namespace nextword {
+
+// The tokenizer's switches, stored in a model's config (data/FORMAT.md).
+struct TokenizerOptions {
+  bool lowercase = true;
+  bool split_punctuation = true;
+};
 
 std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions& options);
 

@@ -1,7 +1,5 @@
 #include "train/trainer.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,14 +8,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/error.h"
+#include "base/random.h"
+#include "base/threading.h"
 #include "math/layers.h"
 #include "model/base64.h"
-#include "model/error.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"
-#include "predict/transformer.h"
-#include "train/backward.h"
 #include "train/corpus.h"
+#include "transformer/backward.h"
+#include "transformer/transformer.h"
 
 namespace nextword {
 namespace {
@@ -28,15 +28,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kCheckpointFormat = "nextword-checkpoint";
 
 Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
-
-// Purposes of random numbers, so that they never share a stream.
-enum Stream : uint64_t { kInit = 1, kWindows = 2, kDropout = 3 };
-
-uint64_t random_bits(uint64_t seed, Stream stream, uint64_t a, uint64_t b) {
-  return splitmix64(splitmix64(splitmix64(seed ^ (stream << 56)) ^ a) ^ b);
-}
-
-double uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1p-53; }
 
 // Every option a checkpoint records, each named once: `field(name, member)`
 // is called for each, for writing and for reading alike.
@@ -139,8 +130,8 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
     }
     for (size_t i = 0; i < n; ++i, ++counter) {
       // Box-Muller on two independent uniforms.
-      const double u1 = 1.0 - uniform(random_bits(o.seed, kInit, counter, 0));
-      const double u2 = uniform(random_bits(o.seed, kInit, counter, 1));
+      const double u1 = 1.0 - uniform01(random_bits(o.seed, RandomStream::kInit, counter, 0));
+      const double u2 = uniform01(random_bits(o.seed, RandomStream::kInit, counter, 1));
       data[i] = static_cast<float>(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
     }
   }
@@ -215,8 +206,8 @@ void sample_batch(const Run& run, int step, std::vector<int>& inputs, std::vecto
   inputs.resize(static_cast<size_t>(B) * T);
   targets.resize(inputs.size());
   for (int b = 0; b < B; ++b) {
-    const size_t start = random_bits(run.options.seed, kWindows, static_cast<uint64_t>(step),
-                                     static_cast<uint64_t>(b)) %
+    const size_t start = random_bits(run.options.seed, RandomStream::kWindows,
+                                     static_cast<uint64_t>(step), static_cast<uint64_t>(b)) %
                          starts;
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start), T,
                 inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);
@@ -288,7 +279,7 @@ void save_checkpoint(const Run& run) {
 }
 
 void set_threads(int threads) {
-  set_threading(Threading::kBlas, threads > 0 ? threads : omp_get_num_procs());
+  set_threading(Threading::kBlas, threads > 0 ? threads : available_cores());
 }
 
 // Temporary files of a run that was killed while writing (FILE.tmp.PID, see
@@ -361,9 +352,9 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   while (run.step < o.steps) {
     const int step = run.step;
     sample_batch(run, step, inputs, targets);
-    last_loss =
-        train_step(run.model, *run.optimizer, o, step, inputs.data(), targets.data(), o.batch,
-                   c.max_len, random_bits(o.seed, kDropout, static_cast<uint64_t>(step), 0));
+    last_loss = train_step(
+        run.model, *run.optimizer, o, step, inputs.data(), targets.data(), o.batch, c.max_len,
+        random_bits(o.seed, RandomStream::kDropout, static_cast<uint64_t>(step), 0));
     grad_norm = run.optimizer->grad_norm;
     run.step = step + 1;
     loss_sum += last_loss;

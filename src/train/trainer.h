@@ -16,9 +16,9 @@
 
 #include "model/config.h"
 #include "model/model_file.h"
-#include "predict/transformer.h"
 #include "train/adamw.h"
-#include "train/backward.h"
+#include "transformer/backward.h"
+#include "transformer/transformer.h"
 
 namespace nextword {
 

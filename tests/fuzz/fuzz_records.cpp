@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/error.h"
 #include "cli/line_reader.h"
 #include "cli/record_stream.h"
-#include "model/error.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/weights_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/file_bytes.h"
 #include "model/model_file.h"
 

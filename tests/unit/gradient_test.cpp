@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "predict/transformer.h"
 #include "test_models.h"
-#include "train/backward.h"
+#include "transformer/backward.h"
+#include "transformer/transformer.h"
 
 using namespace nextword;
 using nextword::testing::random_model;

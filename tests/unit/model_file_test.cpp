@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "model/base64.h"
-#include "model/error.h"
 #include "temp_dir.h"
 
 using namespace nextword;

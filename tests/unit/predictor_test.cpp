@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "base/threading.h"
 #include "math/layers.h"
 #include "predict/generate.h"
 #include "test_models.h"

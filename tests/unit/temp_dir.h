@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "model/error.h"
+#include "base/error.h"
 
 namespace nextword::testing {
 

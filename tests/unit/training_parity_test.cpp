@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model_file.h"
-#include "predict/transformer.h"
-#include "train/backward.h"
 #include "train/trainer.h"
+#include "transformer/backward.h"
+#include "transformer/transformer.h"
 
 using namespace nextword;
 using nlohmann::json;

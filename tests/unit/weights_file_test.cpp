@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "model/error.h"
+#include "base/error.h"
 #include "model/json_scan.h"
 #include "temp_dir.h"
 #include "test_models.h"

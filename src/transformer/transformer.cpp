@@ -1,4 +1,4 @@
-#include "predict/transformer.h"
+#include "transformer/transformer.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "train/backward.h"
+#include "transformer/backward.h"
 
 #include <algorithm>
 

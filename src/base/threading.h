@@ -1,0 +1,25 @@
+// Who spreads the matrix products over the cores: the process's one
+// threading policy, chosen by the front end (or a test) before work starts.
+//
+//   kBlas: OpenBLAS's own threads (training, whose products are large).
+//   kRows: OpenBLAS runs single-threaded and OpenMP threads split the rows of
+//          each large product, so one pool of threads runs the products,
+//          attention and the element loops, with no hand-over between two
+//          pools that spin on the same cores (prediction: 1.4x the GFLOPS of
+//          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
+#pragma once
+
+namespace nextword {
+
+enum class Threading { kBlas, kRows };
+
+// Applies the policy to OpenBLAS and OpenMP, for `threads` threads.
+void set_threading(Threading mode, int threads);
+
+// True under kRows with more than one thread: math/ splits product rows.
+bool rows_split();
+
+// Every core the process may use.
+int available_cores();
+
+}  // namespace nextword

@@ -1,0 +1,20 @@
+#include "model/weights_file.h"
+
+namespace nextword {
+
+WeightsFormat format_of_path(const std::string& path) {
+  return path.ends_with(".safetensors") ? WeightsFormat::kSafetensors : WeightsFormat::kJsonBase64;
+}
+
+WeightsFile read_weights(const std::string& path) {
+  std::shared_ptr<FileBytes> file = FileBytes::open(path);
+  if (format_of_path(path) == WeightsFormat::kSafetensors) return read_safetensors(file);
+  return read_weights_json(*file);
+}
+
+std::string encode_weights(const Config& config, const Weights& weights, WeightsFormat format) {
+  if (format == WeightsFormat::kSafetensors) return weights_safetensors(config, weights);
+  return weights_json(config, weights, format == WeightsFormat::kJsonBase64);
+}
+
+}  // namespace nextword
