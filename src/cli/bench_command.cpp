@@ -2,7 +2,6 @@
 // of llama-bench. Every figure is measured in this run, side by side with its
 // yardstick (OpenBLAS's sgemm peak, nlohmann's DOM), because the machine may
 // be shared and noisy: ratios taken together hold, absolute times drift.
-#include <cblas.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "math/layers.h"
+#include "math/sgemm_peak.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"
 #include "predict/predictor.h"
@@ -30,23 +30,37 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::ordered_json;
 
-double time_one(const std::function<void()>& f) {
-  const auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+// One task of a measurement: `run` is timed `repeats` times in a row per
+// turn, and again while the turn is shorter than `turn_seconds`.
+struct Task {
+  std::function<void()> run;
+  int repeats = 1;
+  double turn_seconds = 0;
+};
 
-// Runs f once to warm up, then again until `seconds` have passed (at least
-// three times); returns the time of each timed run, in seconds.
-std::vector<double> time_runs(double seconds, const std::function<void()>& f) {
-  f();
-  std::vector<double> times;
+// Every timing of bench: the tasks take turns, round after round, until
+// `seconds` have passed and each ran at least `min_runs` times, so that a
+// figure and its yardstick see the same load on a shared machine. Each task
+// runs once first to warm up. Returns each task's times, in seconds.
+std::vector<std::vector<double>> time_in_turns(double seconds, size_t min_runs,
+                                               const std::vector<Task>& tasks) {
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  for (const Task& task : tasks) task.run();
+  std::vector<std::vector<double>> times(tasks.size());
   const auto start = Clock::now();
-  while (times.size() < 3 ||
-         std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
-    const auto t0 = Clock::now();
-    f();
-    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  while (times[0].size() < min_runs || since(start) < seconds) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto turn = Clock::now();
+      do {
+        for (int r = 0; r < tasks[i].repeats; ++r) {
+          const auto t0 = Clock::now();
+          tasks[i].run();
+          times[i].push_back(since(t0));
+        }
+      } while (since(turn) < tasks[i].turn_seconds);
+    }
   }
   return times;
 }
@@ -145,21 +159,14 @@ struct BenchCommand {
                        {"parameters", m.weights.parameter_count()},
                        {"memory_mapped", !m.weights.owns_storage()}};
     report["threads"] = n;
-    report["load_ms"] = 1e3 * median(time_runs(seconds, [&] { (void)load_model(paths); }));
+    report["load_ms"] =
+        1e3 * median(time_in_turns(seconds, 3, {{[&] { (void)load_model(paths); }}})[0]);
     if (!skip_json) report["json_loader"] = json_loader(m);
 
     // The yardstick, OpenBLAS's own threaded sgemm on a large square
     // product, is timed in turns with each batch below, so that both see the
     // same load on a shared machine; each batch is compared with its own.
-    constexpr int kPeakSize = 1024;
-    std::vector<float> a(area(kPeakSize, kPeakSize), 0.5f), b = a, out = a;
-    auto sgemm = [&] {
-      set_threading(Threading::kBlas, n);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kPeakSize, kPeakSize, kPeakSize, 1.0f,
-                  a.data(), kPeakSize, b.data(), kPeakSize, 0.0f, out.data(), kPeakSize);
-      set_threading(Threading::kRows, n);
-    };
-    const double peak_flops = 2.0 * kPeakSize * kPeakSize * kPeakSize;
+    SgemmPeak sgemm;
     double best_peak = 0;
 
     Predictor predictor(m);
@@ -175,30 +182,20 @@ struct BenchCommand {
             e.ids.push_back(id);
           }
         }
-        std::vector<double> times, peak_times;
-        (void)predictor.predict(inputs, 5);  // warm up
-        sgemm();
-        const auto start = Clock::now();
         // Blocks of forward passes (a tenth of the time each), then two
         // products; the best of each is kept, so the first pass after the
         // products evicted the weights from the cache does not count.
-        auto elapsed = [](Clock::time_point since) {
-          return std::chrono::duration<double>(Clock::now() - since).count();
-        };
-        while (times.size() < 3 || elapsed(start) < seconds) {
-          const auto block = Clock::now();
-          do {
-            times.push_back(time_one([&] { (void)predictor.predict(inputs, 5); }));
-          } while (elapsed(block) < seconds / 10);
-          for (int i = 0; i < 2; ++i) peak_times.push_back(time_one(sgemm));
-        }
+        const auto times =
+            time_in_turns(seconds, 3,
+                          {{[&] { (void)predictor.predict(inputs, 5); }, 1, seconds / 10},
+                           {[&] { sgemm.run(n); }, 2}});
         const std::vector<int> sizes(static_cast<size_t>(batch), length);
-        const double flops = forward_flops(c, sizes), t = best(times);
-        const double peak = peak_flops / best(peak_times) / 1e9;
+        const double flops = forward_flops(c, sizes), t = best(times[0]);
+        const double peak = sgemm.flops() / best(times[1]) / 1e9;
         best_peak = std::max(best_peak, peak);
         runs.push_back({{"batch", batch},
                         {"tokens", length},
-                        {"median_ms", 1e3 * median(times)},
+                        {"median_ms", 1e3 * median(times[0])},
                         {"best_ms", 1e3 * t},
                         {"tokens_per_s", batch * length / t},
                         {"gflops", flops / t / 1e9},
@@ -238,17 +235,14 @@ struct BenchCommand {
     const int64_t ours_peak = peak_of([&] { (void)read_weights(file.string()); });
     const int64_t dom_peak = peak_of([&] { (void)nlohmann_dom_parse(file); });
     // Timed in turns, so that both see the same load on a shared machine.
-    std::vector<double> ours, dom;
-    const auto start = Clock::now();
-    while (ours.size() < 5 ||
-           std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
-      ours.push_back(time_one([&] { (void)read_weights(file.string()); }));
-      dom.push_back(time_one([&] { (void)nlohmann_dom_parse(file); }));
-    }
+    const auto times = time_in_turns(
+        seconds, 5,
+        {{[&] { (void)read_weights(file.string()); }}, {[&] { (void)nlohmann_dom_parse(file); }}});
+    const double ours = median(times[0]), dom = median(times[1]);
     json result = {{"bytes", std::filesystem::file_size(file)},
-                   {"ours_ms", 1e3 * median(ours)},
-                   {"nlohmann_dom_ms", 1e3 * median(dom)},
-                   {"speedup", median(dom) / median(ours)}};
+                   {"ours_ms", 1e3 * ours},
+                   {"nlohmann_dom_ms", 1e3 * dom},
+                   {"speedup", dom / ours}};
     if (ours_peak >= 0) {
       result["float32_bytes"] = m.weights.parameter_count() * 4;
       result["ours_peak_bytes"] = ours_peak;

@@ -3,6 +3,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/threading.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "predict/evaluate.h"
@@ -25,6 +26,7 @@ struct EvalCommand {
   }
 
   int run() const {
+    set_threading(Threading::kRows, available_cores());
     const Model m = model.load();
     const std::vector<Document> documents = read_documents(files, m.config.tokenizer);
     Progress progress;

@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
@@ -228,13 +229,16 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace nextword::cli
 
-// OpenMP's threads (the engine's row loops) and OpenBLAS's threads (its
-// matrix products) take turns on the same cores many times per step. libgomp
-// by default spins for ~300,000 rounds after each parallel loop, which
-// starves OpenBLAS: training ran at 4,700 tokens/s with the default and at
-// 8,700 with a short spin (2 cores). libgomp reads the setting only when it
-// loads, so set it and start again, once, unless the user chose their own.
-void tune_openmp_and_restart(char** argv) {
+// Training alternates OpenMP's threads (the engine's row loops) with
+// OpenBLAS's own threads (its large products, Threading::kBlas) many times
+// per step. libgomp by default spins for ~300,000 rounds after each parallel
+// loop, which starves OpenBLAS: training ran at 4,700 tokens/s with the
+// default and at 8,700 with a short spin (2 cores). libgomp reads the setting
+// only when it loads, so `train` sets it and starts again, once, unless the
+// user chose their own. Every other command runs its products and loops on
+// OpenMP's one pool (Threading::kRows), has nothing to tune, and starts once.
+void tune_openmp_for_training(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "train") return;
   if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) {
     return;
   }
@@ -244,7 +248,7 @@ void tune_openmp_and_restart(char** argv) {
 
 int main(int argc, char** argv) {
   using nextword::ExitCode;
-  tune_openmp_and_restart(argv);
+  tune_openmp_for_training(argc, argv);
   try {
     return nextword::cli::run(argc, argv);
   } catch (const nextword::Error& e) {
