@@ -24,4 +24,24 @@ add_library(nextword::cblas ALIAS nextword_cblas)
 
 # OpenMP spreads the row-wise loops (layer norm, softmax, attention per window)
 # over the cores; it ships with the compiler (libgomp for g++, libomp for clang).
+#
+# With g++, libgomp is linked statically (gcc ships libgomp.a): a shared
+# libgomp reads its environment in its own constructor, before any code of
+# ours can run, so the short spin that base/threading.cpp chooses could only
+# be set by the process starting itself again. Linked in, libgomp's
+# constructor runs after base/threading.cpp's, which has a higher priority.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
+add_library(nextword_openmp INTERFACE)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libgomp.a
+                  OUTPUT_VARIABLE NEXTWORD_LIBGOMP OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${NEXTWORD_LIBGOMP}" OR NOT EXISTS "${NEXTWORD_LIBGOMP}")
+    message(FATAL_ERROR "libgomp.a not found (g++ printed '${NEXTWORD_LIBGOMP}')")
+  endif()
+  find_package(Threads REQUIRED)
+  target_compile_options(nextword_openmp INTERFACE ${OpenMP_CXX_FLAGS})
+  target_link_libraries(nextword_openmp INTERFACE ${NEXTWORD_LIBGOMP} Threads::Threads)
+else()
+  target_link_libraries(nextword_openmp INTERFACE OpenMP::OpenMP_CXX)
+endif()
+add_library(nextword::openmp ALIAS nextword_openmp)

@@ -7,6 +7,10 @@
 //          attention and the element loops, with no hand-over between two
 //          pools that spin on the same cores (prediction: 1.4x the GFLOPS of
 //          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
+//
+// Whichever the policy, OpenMP's threads wait for work by spinning only
+// briefly (GOMP_SPINCOUNT 1000, unless the user set it or OMP_WAIT_POLICY),
+// then sleep: see threading.cpp.
 #pragma once
 
 namespace nextword {

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Two builds of nextword side by side in one run: is the new one slower?
+
+    python3 tests/bench/compare_builds.py OLD_NEXTWORD NEW_NEXTWORD
+        [--model data/default] [--threads 2] [--phrases 2000] [--rounds 5] [--json OUT]
+
+For a redesign that must not change speed (issue 12): both binaries read the
+same model and phrases, and every figure is taken in alternating rounds
+(old, new, old, new, ...) so that the noise of a shared machine falls on both
+alike. Reported, each as old, new and new/old of the medians:
+
+  - `nextword --version` as a process (start-up alone);
+  - one phrase as a process (start, load, predict, print);
+  - a stream of phrases through stdin (whole process), tokens/s;
+  - `nextword bench`: model load, the JSON loader, and the latency of each
+    batch size x phrase length;
+  - peak memory (max RSS) predicting the stream.
+
+Both must print the same predictions for the stream; the script stops if not.
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from compare_torch import machine, max_rss, timed  # noqa: E402
+
+
+def bench(nextword, model, threads):
+    out = subprocess.run([nextword, "bench", "-m", model, "-t", threads, "-b", "1", "16", "64",
+                          "-l", "8", "64", "--seconds", "0.5", "-f", "json"],
+                         check=True, stdout=subprocess.PIPE).stdout
+    b = json.loads(out)
+    figures = {"bench load_ms": b["load_ms"], "bench json_loader_ms": b["json_loader"]["ours_ms"]}
+    for run in b["runs"]:
+        figures["bench %dx%d median_ms" % (run["batch"], run["tokens"])] = run["median_ms"]
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("--model", default=os.path.join(HERE, "..", "..", "data", "default"))
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--phrases", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    builds = {"old": os.path.abspath(args.old), "new": os.path.abspath(args.new)}
+    model, n = os.path.abspath(args.model), str(args.threads)
+
+    with open(os.path.join(model, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    words = [w for w in (vocab if isinstance(vocab, list) else list(vocab))
+             if not (w.startswith("<") and w.endswith(">"))]
+    rng = random.Random(1)
+    tmp = tempfile.TemporaryDirectory()
+    phrase_file = os.path.join(tmp.name, "phrases.txt")
+    phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 24)))
+               for _ in range(args.phrases)]
+    with open(phrase_file, "w", encoding="utf-8") as f:
+        f.write("\n".join(phrases) + "\n")
+    tokens = sum(len(p.split()) for p in phrases)
+
+    figures = {name: {} for name in builds}  # build -> figure -> [values]
+    outputs = {}
+
+    def add(name, figure, value):
+        figures[name].setdefault(figure, []).append(value)
+
+    for _ in range(args.rounds):
+        for name, nw in builds.items():
+            for _ in range(4):
+                add(name, "--version ms", 1e3 * timed([nw, "--version"])[0])
+                add(name, "one phrase ms", 1e3 * timed(
+                    [nw, "predict", "-m", model, "-f", "tsv", "-t", n, "once upon a"])[0])
+            seconds, out, _ = timed([nw, "predict", "-m", model, "-f", "tsv", "-q", "-t", n],
+                                    phrase_file)
+            outputs[name] = out
+            add(name, "stream tokens/s", tokens / seconds)
+            for figure, value in bench(nw, model, n).items():
+                add(name, figure, value)
+    if outputs["old"] != outputs["new"]:
+        sys.exit("the two builds predict differently on the stream")
+    for name, nw in builds.items():
+        add(name, "stream peak MB",
+            max_rss([nw, "predict", "-m", model, "-f", "tsv", "-q", "-t", n], phrase_file) / 1e6)
+
+    print("machine   %s; %d threads; %d rounds, alternating" % (machine(), args.threads,
+                                                                args.rounds))
+    print("old       %s\nnew       %s" % (builds["old"], builds["new"]))
+    print("%-28s %10s %10s %8s" % ("figure (median)", "old", "new", "new/old"))
+    results = {}
+    for figure in figures["old"]:
+        old = statistics.median(figures["old"][figure])
+        new = statistics.median(figures["new"][figure])
+        results[figure] = {"old": old, "new": new, "ratio": new / old}
+        print("%-28s %10.2f %10.2f %8.2f" % (figure, old, new, new / old))
+    print("(times: a ratio below 1 is faster; tokens/s: above 1 is faster)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": machine(), "threads": args.threads, "figures": results}, f,
+                      indent=2)
+
+
+if __name__ == "__main__":
+    main()
