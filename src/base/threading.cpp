@@ -9,15 +9,19 @@ namespace nextword {
 namespace {
 bool split_rows = false;
 
-// libgomp's threads spin for ~300,000 rounds after each parallel loop before
-// they sleep. When the cores are busy (another process, or OpenBLAS's own
-// threads in training) the spinning thread holds a core that the thread it
-// waits for needs: on 2 cores with other work running, a 500-phrase stream
-// took 2 to 4.7 s with the default and 0.47 s with a spin of 1000; training
-// ran at 4,700 tokens/s against 8,700. libgomp reads the setting once, in its
-// constructor; libgomp is linked in statically (cmake/NextwordDependencies)
-// and this constructor's priority runs it first. A user's own setting wins.
-__attribute__((constructor(101))) void short_openmp_spin() {
+// Runs before the libraries' own constructors read the environment: both
+// are linked in statically (cmake/NextwordDependencies.cmake) and this
+// constructor's priority puts it first. A user's own settings win.
+//  - OpenBLAS starts no threads of its own when it loads: only training's
+//    Threading::kBlas uses them, and set_threading starts them then.
+//  - libgomp's threads spin for ~300,000 rounds after each parallel loop
+//    before they sleep. When the cores are busy (another process, or
+//    OpenBLAS's threads in training) the spinning thread holds a core that
+//    the thread it waits for needs: on 2 cores with other work running, a
+//    500-phrase stream took 2.8 to 4.7 s with the default and 0.47 s with a
+//    spin of 1000; training ran at 4,700 tokens/s against 8,700.
+__attribute__((constructor(101))) void tune_thread_pools() {
+  setenv("OPENBLAS_NUM_THREADS", "1", 0);
   if (std::getenv("GOMP_SPINCOUNT") == nullptr && std::getenv("OMP_WAIT_POLICY") == nullptr) {
     setenv("GOMP_SPINCOUNT", "1000", 0);
   }

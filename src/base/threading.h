@@ -10,7 +10,8 @@
 //
 // Whichever the policy, OpenMP's threads wait for work by spinning only
 // briefly (GOMP_SPINCOUNT 1000, unless the user set it or OMP_WAIT_POLICY),
-// then sleep: see threading.cpp.
+// then sleep; and OpenBLAS starts its threads only when kBlas asks for them
+// (see threading.cpp).
 #pragma once
 
 namespace nextword {
