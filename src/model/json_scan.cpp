@@ -1,10 +1,6 @@
 #include "model/json_scan.h"
 
-#include <bit>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
@@ -237,171 +233,6 @@ class Scanner {
   size_t elements_ = 0;  // array elements so far, in all arrays
 };
 
-// 10^0 .. 10^22, every one exact in double.
-constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-// Eight ASCII digits at p as one number (SWAR: a few multiplications instead
-// of eight dependent ones); false when they are not all digits.
-bool eight_digits(const char* p, uint64_t* value) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, 8);  // little-endian: p[0] is the low byte
-  const uint64_t high = v & 0xF0F0F0F0F0F0F0F0u;
-  if ((high | (((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) >> 4)) != 0x3333333333333333u) {
-    return false;
-  }
-  v = (v & 0x0F0F0F0F0F0F0F0Fu) * 2561 >> 8;
-  v = (v & 0x00FF00FF00FF00FFu) * 6553601 >> 16;
-  *value = (v & 0x0000FFFF0000FFFFu) * 42949672960001u >> 32;
-  return true;
-}
-
-// Appends the digits at p to *mantissa (counting them in *count), eight at a
-// time where it can; *exact turns false once they no longer fit.
-const char* digits_into(const char* p, const char* end, uint64_t* mantissa, int* count,
-                        bool* exact) {
-  constexpr uint64_t kRoomForEight = 100'000'000'000;  // * 10^8 stays below 2^64
-  constexpr uint64_t kRoomForOne = 1'000'000'000'000'000'000;
-  uint64_t eight = 0;
-  while (end - p >= 8 && *mantissa < kRoomForEight && eight_digits(p, &eight)) {
-    *mantissa = *mantissa * 100'000'000 + eight;
-    *count += 8;
-    p += 8;
-  }
-  for (; p < end && is_digit(*p); ++p, ++*count) {
-    if (*mantissa >= kRoomForOne) *exact = false;
-    if (*exact) *mantissa = *mantissa * 10 + static_cast<uint64_t>(*p - '0');
-  }
-  return p;
-}
-
-// A valid JSON number at p, rounded to the nearest float32: the common case
-// (an exact mantissa, a modest exponent) in a few operations, the rest by
-// std::from_chars. Sets *next past the number; false when it is beyond float32.
-bool parse_float(const char* p, const char* end, float* out, const char** next) {
-  const char* start = p;
-  const bool negative = *p == '-';
-  if (negative) ++p;
-  uint64_t mantissa = 0;
-  int integer_digits = 0, fraction_digits = 0, exponent = 0;
-  bool exact = true;
-  p = digits_into(p, end, &mantissa, &integer_digits, &exact);
-  if (p < end && *p == '.') {
-    p = digits_into(p + 1, end, &mantissa, &fraction_digits, &exact);
-    exponent = -fraction_digits;
-  }
-  if (p < end && (*p == 'e' || *p == 'E')) {
-    ++p;
-    const bool minus = *p == '-';
-    if (*p == '-' || *p == '+') ++p;
-    int e = 0;
-    for (; p < end && is_digit(*p); ++p) e = e < 10000 ? e * 10 + (*p - '0') : e;
-    exponent += minus ? -e : e;
-  }
-  *next = p;
-  // Clinger's fast path: with the mantissa and 10^|exponent| exact in
-  // double, one division or multiplication rounds correctly to double. The
-  // double then rounds correctly to float unless it sits exactly halfway
-  // between two floats, where the first rounding may have decided the tie.
-  constexpr uint64_t kExactInDouble = uint64_t{1} << 53;
-  if (exact && mantissa <= kExactInDouble && exponent >= -22 && exponent <= 22) {
-    double value = static_cast<double>(mantissa);
-    value = exponent < 0 ? value / kPowersOfTen[-exponent] : value * kPowersOfTen[exponent];
-    const auto bits = std::bit_cast<uint64_t>(value);
-    const bool halfway = (bits & 0x1FFFFFFF) == 0x10000000;
-    const bool normal = value == 0.0 || (value >= 0x1p-126 && value < 0x1p127);
-    if (!halfway && normal) {
-      *out = static_cast<float>(negative ? -value : value);
-      return true;
-    }
-  }
-  float value = 0;
-  const auto result = std::from_chars(start, end, value);
-  *next = result.ptr;
-  if (result.ec == std::errc::result_out_of_range) {
-    // Beyond float32: overflow is refused by the caller; underflow rounds to
-    // zero, as the DOM reader (double, then float) does.
-    const std::string text(start, result.ptr);
-    value = static_cast<float>(std::strtod(text.c_str(), nullptr));
-  } else if (result.ec != std::errc()) {
-    return false;
-  }
-  *out = value;
-  return true;
-}
-
-// Reads scanned, valid array text into float32s.
-class FloatReader {
- public:
-  FloatReader(std::string_view text, float* out, size_t count, const Progress& progress)
-      : p_(text.data()),
-        end_(text.data() + text.size()),
-        out_(out),
-        count_(count),
-        progress_(progress) {}
-
-  bool flat() { return array(nullptr, 0) && written_ == count_; }
-  bool nested(const std::vector<int64_t>& shape) { return array(&shape, 0) && written_ == count_; }
-  bool first_element_is_array() {
-    const char* p = p_ + 1;
-    while (p < end_ && is_space(*p)) ++p;
-    return p < end_ && *p == '[';
-  }
-
- private:
-  void space() {
-    while (p_ < end_ && is_space(*p_)) ++p_;
-  }
-
-  // An array of numbers, or (with a shape) of exactly shape[depth] elements,
-  // nested down to the last dimension.
-  bool array(const std::vector<int64_t>* shape, size_t depth) {
-    space();
-    if (p_ == end_ || *p_ != '[') return false;
-    ++p_;
-    const bool leaf = shape == nullptr || depth + 1 == shape->size();
-    const int64_t expected = shape == nullptr ? -1 : (*shape)[depth];
-    int64_t n = 0;
-    space();
-    if (p_ < end_ && *p_ == ']') {
-      ++p_;
-      return expected <= 0;
-    }
-    for (;;) {
-      if (!(leaf ? element() : array(shape, depth + 1))) return false;
-      ++n;
-      space();
-      if (p_ == end_) return false;
-      if (*p_ == ']') {
-        ++p_;
-        return expected < 0 || n == expected;
-      }
-      ++p_;  // ','
-      if (expected >= 0 && n >= expected) return false;
-    }
-  }
-
-  bool element() {
-    space();
-    if (p_ == end_ || (*p_ != '-' && !is_digit(*p_)) || written_ == count_) return false;
-    float value = 0;
-    const char* next = nullptr;
-    if (!parse_float(p_, end_, &value, &next) || !std::isfinite(value)) return false;
-    p_ = next;
-    out_[written_++] = value;
-    if (written_ % kProgressEvery == 0 && progress_) progress_(p_);
-    return true;
-  }
-
-  const char* p_;
-  const char* end_;
-  float* out_;
-  size_t count_;
-  const Progress& progress_;
-  size_t written_ = 0;
-};
-
 }  // namespace
 
 const Node* Node::find(std::string_view key) const {
@@ -426,24 +257,45 @@ std::optional<std::string> first_duplicate(const Node& node) {
   return std::nullopt;
 }
 
-nlohmann::json parse_small(std::string_view text, const std::string& file, const std::string& field,
-                           size_t max_bytes) {
+namespace {
+
+// Runs nlohmann's `parse`; its exception becomes model_error(file, field, ...)
+// with nlohmann's reason and the byte offset.
+template <class Parse>
+auto nlohmann_parse(std::string_view text, const std::string& file, const std::string& field,
+                    size_t max_bytes, Parse parse) {
   if (text.size() > max_bytes) {
     throw model_error(file, field,
                       "is " + std::to_string(text.size()) + " bytes of JSON, more than the " +
                           std::to_string(max_bytes) + " it may take");
   }
   try {
-    return nlohmann::json::parse(text);
+    return parse();
   } catch (const nlohmann::json::exception& e) {
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
     std::string what = e.what();
     if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);
-    if (const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&e)) {
-      what = "not valid JSON: " + what + " (byte " + std::to_string(parse->byte) + ")";
+    if (const auto* parse_error = dynamic_cast<const nlohmann::json::parse_error*>(&e)) {
+      what = "not valid JSON: " + what + " (byte " + std::to_string(parse_error->byte) + ")";
     }
     throw model_error(file, field, what);
   }
+}
+
+}  // namespace
+
+nlohmann::json parse_small(std::string_view text, const std::string& file, const std::string& field,
+                           size_t max_bytes) {
+  return nlohmann_parse(text, file, field, max_bytes,
+                        [text] { return nlohmann::json::parse(text); });
+}
+
+void check_small(std::string_view text, const std::string& file, const std::string& field) {
+  nlohmann_parse(text, file, field, kMaxSmallJson, [text] {
+    // Every value is dropped as soon as it is read: no DOM is kept.
+    return nlohmann::json::parse(
+        text, [](int, nlohmann::json::parse_event_t, nlohmann::json&) { return false; });
+  });
 }
 
 std::optional<std::string_view> plain_string(std::string_view text) {
@@ -451,16 +303,6 @@ std::optional<std::string_view> plain_string(std::string_view text) {
   const std::string_view inner = text.substr(1, text.size() - 2);
   if (inner.find('\\') != std::string_view::npos) return std::nullopt;
   return inner;
-}
-
-bool read_floats(std::string_view array, const std::vector<int64_t>& shape, float* out,
-                 const Progress& progress) {
-  size_t count = 1;
-  for (int64_t dim : shape) count *= static_cast<size_t>(dim);
-  FloatReader reader(array, out, count, progress);
-  // Either flat, or nested exactly as the shape says (see data/FORMAT.md).
-  if (shape.size() > 1 && reader.first_element_is_array()) return reader.nested(shape);
-  return reader.flat();
 }
 
 }  // namespace nextword::json_scan

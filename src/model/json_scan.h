@@ -1,11 +1,11 @@
 // A validating JSON scanner that builds only the skeleton of a document.
 //
 // Objects are split into their members; every other value is kept as its
-// text. The weights loader uses it to find each tensor and to read the
-// tensor's numbers straight into float32 storage: building nlohmann's DOM of
-// millions of numbers is several times slower and takes ~17x the memory of
-// the floats (see `nextword bench`). Small values (the config, a shape) are
-// still handed to nlohmann, from their text.
+// text. The weights loader uses it to find each tensor, whose numbers
+// float_text.h then reads straight into float32 storage: building nlohmann's
+// DOM of millions of numbers is several times slower and takes ~17x the
+// memory of the floats (see `nextword bench`). Small values (the config, a
+// shape) are still handed to nlohmann, from their text.
 #pragma once
 
 #include <cstddef>
@@ -59,16 +59,12 @@ constexpr size_t kMaxSmallJson = size_t{64} << 20;
 nlohmann::json parse_small(std::string_view text, const std::string& file, const std::string& field,
                            size_t max_bytes = kMaxSmallJson);
 
+// Throws what parse_small throws for `text`, without keeping a DOM: for
+// scanned text, that is a number beyond double's range, or nothing.
+void check_small(std::string_view text, const std::string& file, const std::string& field);
+
 // A string value's characters when it has no escapes (the common case for
 // keys and base64), else nullopt.
 std::optional<std::string_view> plain_string(std::string_view text);
-
-// Reads the numbers of a scanned array into out[0 .. product of shape): either
-// flat or nested exactly as `shape` says. Numbers are rounded to the nearest
-// float32. Returns false, with `out` partly written, for anything else: other
-// lengths or nesting, an element that is not a number, or a number that is
-// not a finite float32. The caller then diagnoses the value in detail.
-bool read_floats(std::string_view array, const std::vector<int64_t>& shape, float* out,
-                 const Progress& progress = nullptr);
 
 }  // namespace nextword::json_scan

@@ -4,10 +4,10 @@
 // text and returns its skeleton (objects split into members, everything else
 // kept as text), then each tensor's numbers or base64 go straight into the
 // float32 storage. Pages of the file already read are given back as the
-// reader moves on, so memory stays close to the size of the floats. Any
-// tensor the fast path does not take (an error, or a legal but unusual
-// spelling such as escapes in base64) is read again with nlohmann's DOM,
-// which names the field at fault.
+// reader moves on, so memory stays close to the size of the floats. A tensor
+// that breaks a rule is reported from where the reader stopped (the field,
+// and the element's index), with nlohmann only for small values: the shape,
+// a value the message shows, a string spelled with escapes.
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "model/base64.h"
+#include "model/float_text.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
 
@@ -48,27 +49,46 @@ json small_value(const Node& node, const std::string& file, const std::string& f
   return json_scan::parse_small(node.text, file, field);
 }
 
+bool all_finite(const float* x, size_t n) {
+  bool finite = true;
+  for (size_t i = 0; i < n; ++i) finite &= std::isfinite(x[i]);
+  return finite;
+}
+
 // Reads one {"shape", "data"} or {"shape", "dtype": "f32", "b64"} tensor from
-// its DOM, with a message naming the field for everything that is wrong.
+// its skeleton, each rule stated once: a tensor that breaks one throws the
+// message naming its field, in the order a reader of the whole tensor meets
+// them (its fields in name order, the shape, then the data).
 class TensorReader {
  public:
-  TensorReader(const std::string& file, const TensorSpec& spec, float* out)
-      : file_(file), field_("tensors." + spec.name), spec_(spec), out_(out) {}
+  TensorReader(const std::string& file, const TensorSpec& spec, float* out,
+               const json_scan::Progress& progress)
+      : file_(file), field_("tensors." + spec.name), spec_(spec), out_(out), progress_(progress) {}
 
-  void read(const json& tensor) {
+  void read(const Node& tensor) {
     if (!tensor.is_object()) throw error("", "must be an object with \"shape\" and \"data\"");
-    for (const auto& [key, value] : tensor.items()) {
-      if (key != "shape" && key != "data" && key != "dtype" && key != "b64") {
-        throw error("." + key, "unknown tensor field (expected shape, data or dtype + b64)");
-      }
+    const Node *shape = nullptr, *data = nullptr, *dtype = nullptr, *b64 = nullptr;
+    const std::string* unknown = nullptr;
+    for (const auto& [key, value] : tensor.members) {  // names are unique (first_duplicate)
+      const Node** field = key == "shape"   ? &shape
+                           : key == "data"  ? &data
+                           : key == "dtype" ? &dtype
+                           : key == "b64"   ? &b64
+                                            : nullptr;
+      if (field != nullptr) *field = &value;
+      if (field == nullptr && (unknown == nullptr || key < *unknown)) unknown = &key;
     }
-    check_shape(tensor);
-    const bool has_data = tensor.contains("data"), has_b64 = tensor.contains("b64");
-    if (has_data == has_b64) throw error("", "needs exactly one of \"data\" or \"b64\"");
-    if (has_data) {
-      read_data(tensor["data"]);
+    if (unknown != nullptr) {
+      throw error("." + *unknown, "unknown tensor field (expected shape, data or dtype + b64)");
+    }
+    check_shape(shape);
+    if ((data == nullptr) == (b64 == nullptr)) {
+      throw error("", "needs exactly one of \"data\" or \"b64\"");
+    }
+    if (data != nullptr) {
+      read_data(*data);
     } else {
-      read_b64(tensor);
+      read_b64(dtype, *b64);
     }
   }
 
@@ -77,92 +97,79 @@ class TensorReader {
     return model_error(file_, field_ + sub, what);
   }
 
-  void check_shape(const json& tensor) const {
-    auto it = tensor.find("shape");
-    if (it == tensor.end()) throw error("", "missing \"shape\"");
+  // A value as nlohmann writes it: 1e39 is "1e+39".
+  std::string dump(std::string_view text) const {
+    return json_scan::parse_small(text, file_, field_).dump();
+  }
+
+  void check_shape(const Node* node) const {
+    if (node == nullptr) throw error("", "missing \"shape\"");
+    const json dims = small_value(*node, file_, field_ + ".shape");
     std::vector<int64_t> shape;
-    bool valid = it->is_array();
-    for (const json& dim : valid ? *it : json::array()) {
+    bool valid = dims.is_array();
+    for (const json& dim : valid ? dims : json::array()) {
       valid = valid && dim.is_number_integer() && dim.get<int64_t>() >= 0;
       if (valid) shape.push_back(dim.get<int64_t>());
     }
-    if (!valid)
-      throw error(".shape", "must be an array of non-negative integers, got " + it->dump());
+    if (!valid) {
+      throw error(".shape", "must be an array of non-negative integers, got " + dims.dump());
+    }
     if (shape != spec_.shape) {
       throw error("", "shape " + shape_text(shape) + ", config needs " + shape_text(spec_.shape));
     }
   }
 
-  void read_data(const json& data) {
-    const int64_t count = spec_.size();
-    if (!data.is_array()) throw error(".data", "must be an array of numbers");
-    // Either flat, or nested exactly as the shape says.
-    const bool flat = spec_.shape.size() <= 1 || (data.size() > 0 && !data[0].is_array());
-    if (flat) {
-      if (static_cast<int64_t>(data.size()) != count) {
-        throw error(".data", "has " + std::to_string(data.size()) + " numbers, shape " +
-                                 shape_text(spec_.shape) + " needs " + std::to_string(count));
-      }
-      for (size_t i = 0; i < data.size(); ++i) store(data[i], "", i);
-    } else {
-      read_nested(data, 0, "");
+  void read_data(const Node& data) const {
+    using Why = float_text::Failure::Why;
+    const std::optional<float_text::Failure> failure =
+        float_text::read_floats(data.text, spec_.shape, out_, progress_);
+    if (!failure) return;
+    const std::string at = ".data" + failure->where;
+    switch (failure->why) {
+      case Why::kNotAnArray: throw error(at, "must be an array of numbers");
+      case Why::kLength:
+        throw error(at, "has " + std::to_string(failure->length) + " numbers, shape " +
+                            shape_text(spec_.shape) + " needs " + std::to_string(spec_.size()));
+      case Why::kShape:
+        throw error(at, "must be an array of " + std::to_string(spec_.shape[failure->depth]) +
+                            (failure->depth + 1 == spec_.shape.size() ? " numbers" : " arrays") +
+                            " to match shape " + shape_text(spec_.shape));
+      case Why::kNotNumber: throw error(at, "must be a number, got " + dump(failure->value));
+      case Why::kNotFinite:
+        throw error(at, "value " + dump(failure->value) + " is not a finite float32");
     }
   }
 
-  void read_nested(const json& data, size_t depth, const std::string& where) {
-    const auto expected = static_cast<size_t>(spec_.shape[depth]);
-    if (!data.is_array() || data.size() != expected) {
-      throw error(".data" + where, "must be an array of " + std::to_string(expected) +
-                                       (depth + 1 == spec_.shape.size() ? " numbers" : " arrays") +
-                                       " to match shape " + shape_text(spec_.shape));
+  // A string value's characters; an escaped spelling is decoded by nlohmann.
+  std::optional<std::string> string_of(const Node& node) const {
+    if (std::optional<std::string_view> plain = json_scan::plain_string(node.text)) {
+      return std::string(*plain);
     }
-    for (size_t i = 0; i < data.size(); ++i) {
-      if (depth + 1 == spec_.shape.size()) {
-        store(data[i], where, i);
-      } else {
-        read_nested(data[i], depth + 1, where + index_text(i));
-      }
-    }
+    const json value = small_value(node, file_, field_);
+    if (!value.is_string()) return std::nullopt;
+    return value.get<std::string>();
   }
 
-  static std::string index_text(size_t i) {
-    std::string text = "[";  // not "[" + ...: GCC 12 warns (-Wrestrict) wrongly
-    text += std::to_string(i);
-    text += ']';
-    return text;
-  }
-
-  // Stores element `i` of the innermost array at `where`.
-  void store(const json& value, const std::string& where, size_t i) {
-    if (!value.is_number()) {
-      throw error(".data" + where + index_text(i), "must be a number, got " + value.dump());
-    }
-    const auto f = static_cast<float>(value.get<double>());
-    if (!std::isfinite(f)) {
-      throw error(".data" + where + index_text(i),
-                  "value " + value.dump() + " is not a finite float32");
-    }
-    out_[written_++] = f;
-  }
-
-  void read_b64(const json& tensor) {
-    auto dtype = tensor.find("dtype");
-    if (dtype == tensor.end() || *dtype != "f32") {
+  void read_b64(const Node* dtype, const Node& b64) const {
+    if (dtype == nullptr || string_of(*dtype) != "f32") {
       throw error(".dtype", "must be \"f32\" for b64 data");
     }
-    const json& b64 = tensor["b64"];
-    if (!b64.is_string()) throw error(".b64", "must be a base64 string");
-    const std::string& text = b64.get_ref<const std::string&>();
-    const std::optional<size_t> size = base64_decoded_size(text);
+    // Base64 is read in place unless escapes spell it.
+    std::optional<std::string> decoded;
+    std::optional<std::string_view> text = json_scan::plain_string(b64.text);
+    if (!text && (decoded = string_of(b64))) text = *decoded;
+    if (!text) throw error(".b64", "must be a base64 string");
+    const std::optional<size_t> size = base64_decoded_size(*text);
     const auto count = static_cast<size_t>(spec_.size());
     if (size && *size != count * sizeof(float)) {
       throw error(".b64", "decodes to " + std::to_string(*size) + " bytes, shape " +
                               shape_text(spec_.shape) + " needs " +
                               std::to_string(count * sizeof(float)));
     }
-    if (!size || !base64_decode_into(text, reinterpret_cast<char*>(out_))) {
+    if (!size || !base64_decode_into(*text, reinterpret_cast<char*>(out_))) {
       throw error(".b64", "is not valid base64");
     }
+    if (all_finite(out_, count)) return;
     for (size_t i = 0; i < count; ++i) {
       if (!std::isfinite(out_[i])) {
         throw error(".b64", "element " + std::to_string(i) + " is not finite (" +
@@ -175,46 +182,30 @@ class TensorReader {
   std::string field_;
   const TensorSpec& spec_;
   float* out_;
-  size_t written_ = 0;
+  const json_scan::Progress& progress_;
 };
 
-bool all_finite(const float* x, size_t n) {
-  bool finite = true;
-  for (size_t i = 0; i < n; ++i) finite &= std::isfinite(x[i]);
-  return finite;
-}
-
-// The fast path for a well-formed tensor; false sends it to TensorReader.
-bool read_tensor_fast(const Node& tensor, const TensorSpec& spec, float* out,
-                      const json_scan::Progress& progress, const std::string& file) {
-  if (!tensor.is_object()) return false;
-  const Node *shape = nullptr, *data = nullptr, *dtype = nullptr, *b64 = nullptr;
-  for (const auto& [key, value] : tensor.members) {
-    const Node** field = key == "shape"   ? &shape
-                         : key == "data"  ? &data
-                         : key == "dtype" ? &dtype
-                         : key == "b64"   ? &b64
-                                          : nullptr;
-    if (field == nullptr || *field != nullptr) return false;
-    *field = &value;
-  }
-  if (shape == nullptr || (data == nullptr) == (b64 == nullptr)) return false;
-  json dims;
-  try {  // no exception may leave the parallel loop; the DOM reader reports it
-    dims = small_value(*shape, file, "tensors." + spec.name + ".shape");
+// Reads one tensor, or throws its fault. Faults come in the order of the
+// DOM reader this replaced: a tensor too large to show where, then a
+// number beyond double's range anywhere in it (nlohmann's message), then the
+// first broken rule.
+void read_tensor(const Node& tensor, const TensorSpec& spec, float* out,
+                 const json_scan::Progress& progress, const std::string& file) {
+  try {
+    TensorReader(file, spec, out, progress).read(tensor);
   } catch (const Error&) {
-    return false;
+    const std::string field = "tensors." + spec.name;
+    if (tensor.text.size() > json_scan::kMaxSmallJson) {
+      throw model_error(file, field,
+                        "is not a valid tensor of shape " + shape_text(spec.shape) +
+                            " (a wrong length or nesting, a value that is not a finite float32 "
+                            "number, or a bad field; " +
+                            std::to_string(tensor.text.size()) +
+                            " bytes, too large to show where)");
+    }
+    json_scan::check_small(tensor.text, file, field);
+    throw;
   }
-  if (!dims.is_array() || dims.size() != spec.shape.size()) return false;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (!dims[i].is_number_integer() || dims[i].get<int64_t>() != spec.shape[i]) return false;
-  }
-  if (data != nullptr) return json_scan::read_floats(data->text, spec.shape, out, progress);
-  if (dtype == nullptr || dtype->text != "\"f32\"") return false;
-  const std::optional<std::string_view> chars = json_scan::plain_string(b64->text);
-  const auto count = static_cast<size_t>(spec.size());
-  if (!chars || base64_decoded_size(*chars) != count * sizeof(float)) return false;
-  return base64_decode_into(*chars, reinterpret_cast<char*>(out)) && all_finite(out, count);
 }
 
 Weights read_tensors(const Node& tensors, const Config& config, const FileBytes& file) {
@@ -241,9 +232,9 @@ Weights read_tensors(const Node& tensors, const Config& config, const FileBytes&
                           std::to_string(bytes) + "-byte file can hold");
   }
   Weights weights(config, std::move(present));
-  // The tensors are independent: the threads read them side by side. A
-  // tensor the fast path does not take is read again, in layout order, by the
-  // DOM reader, which throws the message naming its field.
+  // The tensors are independent: the threads read them side by side. No
+  // exception may leave the parallel loop: each tensor's fault is kept, and
+  // the first in layout order is thrown.
   const json_scan::Progress release = [&file](const char* p) { file.release_before(p); };
   const auto count = static_cast<int>(weights.tensors().size());
   std::vector<const Node*> nodes;
@@ -252,28 +243,19 @@ Weights read_tensors(const Node& tensors, const Config& config, const FileBytes&
     nodes.push_back(by_name.at(weights.tensors()[static_cast<size_t>(i)].name));
     outputs.push_back(weights.mutable_data(static_cast<size_t>(i)));
   }
-  std::vector<char> fast(static_cast<size_t>(count), 0);
+  std::vector<std::optional<Error>> faults(static_cast<size_t>(count));
 #pragma omp parallel for schedule(dynamic)
   for (int i = 0; i < count; ++i) {
     const auto t = static_cast<size_t>(i);
-    fast[t] = read_tensor_fast(*nodes[t], weights.tensors()[t], outputs[t], release, path);
+    try {
+      read_tensor(*nodes[t], weights.tensors()[t], outputs[t], release, path);
+    } catch (const Error& e) {
+      faults[t] = e;
+    }
     release(nodes[t]->text.data() + nodes[t]->text.size());
   }
-  for (size_t t = 0; t < fast.size(); ++t) {
-    if (!fast[t]) {
-      const TensorSpec& spec = weights.tensors()[t];
-      const std::string field = "tensors." + spec.name;
-      if (nodes[t]->text.size() > json_scan::kMaxSmallJson) {
-        // Too large for the DOM that would pinpoint the fault.
-        throw model_error(path, field,
-                          "is not a valid tensor of shape " + shape_text(spec.shape) +
-                              " (a wrong length or nesting, a value that is not a finite float32 "
-                              "number, or a bad field; " +
-                              std::to_string(nodes[t]->text.size()) +
-                              " bytes, too large to show where)");
-      }
-      TensorReader(path, spec, outputs[t]).read(small_value(*nodes[t], path, field));
-    }
+  for (const std::optional<Error>& fault : faults) {
+    if (fault) throw *fault;
   }
   return weights;
 }

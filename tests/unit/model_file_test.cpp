@@ -84,19 +84,6 @@ TEST_CASE("a valid model loads, in every accepted form", "[model]") {
   CHECK(other.vocab.word(2) == "b");
 }
 
-TEST_CASE("base64 round trip and rejects", "[model]") {
-  for (const std::string& s :
-       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
-    CHECK(base64_decode(base64_encode(s)) == s);
-  }
-  CHECK(base64_encode("abc") == "YWJj");
-  CHECK(base64_encode("ab") == "YWI=");
-  CHECK_FALSE(base64_decode("YWI"));   // length
-  CHECK_FALSE(base64_decode("YW=I"));  // padding inside
-  CHECK_FALSE(base64_decode("Y!Jj"));  // alphabet
-  CHECK_FALSE(base64_decode("===="));
-}
-
 TEST_CASE("errors name the file and the field", "[model]") {
   json w = small_weights();
   w["tensors"]["layers.0.attn.w_q"]["shape"] = {2, 3};

@@ -1,62 +1,30 @@
-// The three forms of the weights file: the DOM-free JSON scanner against
-// nlohmann's parser, lossless round trips between the forms, and the checks
-// a safetensors file must pass before anything is mapped or used.
+// weights.json and the three forms of the weights file: lossless round
+// trips between them, and a tensor's fault reported where the reader
+// stopped, in the order a reader of the whole tensor meets the faults.
 #include "model/weights_file.h"
 
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
-#include "model/json_scan.h"
 #include "temp_dir.h"
 #include "test_models.h"
+#include "weight_bits.h"
 
 using namespace nextword;
 using nlohmann::json;
 
 namespace {
 
+using testing::bits;
 using testing::TempDir;
-
-// nlohmann's verdict on the syntax, or nullopt when it stopped at a number
-// beyond double's range (out_of_range.406) before reaching the end: such a
-// number is valid JSON, which our reader refuses later as a number that is
-// not a finite float32.
-std::optional<bool> nlohmann_accepts(const std::string& text) {
-  try {
-    const json parsed = json::parse(text);
-    return true;
-  } catch (const json::out_of_range&) {
-    return std::nullopt;
-  } catch (const json::parse_error&) {
-    return false;
-  }
-}
-
-bool scans(const std::string& text) {
-  size_t offset = 0;
-  return json_scan::scan(text, &offset).has_value();
-}
-
-// The floats of every tensor, bit for bit.
-std::vector<uint32_t> bits(const Weights& w) {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < w.tensors().size(); ++i) {
-    for (int64_t j = 0; j < w.tensors()[i].size(); ++j) {
-      uint32_t b = 0;
-      std::memcpy(&b, w.data(i) + j, 4);
-      out.push_back(b);
-    }
-  }
-  return out;
-}
 
 // A model whose values include the awkward floats: -0, the smallest
 // subnormal, the largest float, and decimals with no exact binary form.
@@ -71,120 +39,26 @@ Model awkward_model() {
   return m;
 }
 
-std::string safetensors_with(const std::string& header, const std::string& data) {
-  const uint64_t n = header.size();
-  std::string out(8, '\0');
-  std::memcpy(out.data(), &n, 8);
-  return out + header + data;
+// The message reading `text` as weights.json fails with, from the file's
+// name on (the directory is a temporary one).
+std::string tensor_error_in(const std::string& text) {
+  TempDir d;
+  const std::string path = d.write("weights.json", text);
+  const std::string message = testing::model_error_of([&] { read_weights(path); });
+  return message.substr(path.size() - std::string("weights.json").size());
 }
 
-// A safetensors file for small_weights-like config: one tensor set edited by `edit`.
-std::string safetensors_error(const std::function<void(json&, std::string&)>& edit) {
-  const Model m = testing::random_model(testing::small_config(), false, false, 3);
-  const std::string bytes = weights_safetensors(m.config, m.weights);
-  uint64_t n = 0;
-  std::memcpy(&n, bytes.data(), 8);
-  json header = json::parse(bytes.substr(8, n));
-  std::string data = bytes.substr(8 + n);
-  edit(header, data);
+// The message reading the small model's weights.json fails with, once `edit`
+// changed the tensors' JSON.
+std::string tensor_error(const std::function<void(json&)>& edit) {
+  const Model m = testing::random_model(testing::small_config(), false, false, 4);
+  json w = json::parse(weights_json(m.config, m.weights, false));
+  edit(w["tensors"]);
   TempDir d;
-  const std::string path = d.write("weights.safetensors", safetensors_with(header.dump(), data));
-  return testing::model_error_of([&] { read_weights(path); });
+  return tensor_error_in(w.dump());
 }
 
 }  // namespace
-
-TEST_CASE("the scanner accepts exactly the JSON nlohmann accepts", "[weights][json]") {
-  const std::vector<std::string> cases = {"0",
-                                          "-0",
-                                          "01",
-                                          "1.",
-                                          ".5",
-                                          "-",
-                                          "1e",
-                                          "1e+",
-                                          "1E+5",
-                                          "-1.5e-300",
-                                          "2.",
-                                          "[-00]",
-                                          "[]",
-                                          "[1,]",
-                                          "[,1]",
-                                          "[1 2]",
-                                          "[[1],[2,3]]",
-                                          " [ 1 , 2 ] ",
-                                          "{}",
-                                          "{\"a\":1,}",
-                                          "{\"a\" 1}",
-                                          "{a:1}",
-                                          "{\"a\":1}x",
-                                          "\"\"",
-                                          "\"\\u00e9\"",
-                                          "\"\\uD83D\\uDE00\"",
-                                          "\"\\uD83D\"",
-                                          "\"\\uDE00\"",
-                                          "\"\\x\"",
-                                          "\"\t\"",
-                                          "\"\xc3\xa9\"",
-                                          "\"\xc3\"",
-                                          "\"\xed\xa0\x80\"",
-                                          "\"\xf4\x90\x80\x80\"",
-                                          "\"\xc0\xaf\"",
-                                          "true",
-                                          "tru",
-                                          "nul",
-                                          "null",
-                                          "falsee",
-                                          "",
-                                          "   ",
-                                          "[true,false,null,{\"x\":[\"y\"]}]"};
-  for (const std::string& text : cases) {
-    INFO(text);
-    CHECK(std::optional<bool>(scans(text)) == nlohmann_accepts(text));
-  }
-  CHECK(scans("[1e400]"));  // JSON, though beyond double (and float32)
-  // Random byte edits of a real weights file, against nlohmann as the oracle.
-  const Model m = testing::random_model(testing::small_config(), true, true, 1);
-  std::mt19937 rng(5);
-  const std::string alphabet = "{}[]\",:.-+eE0123456789 \\tfnu\x80\xff";
-  int valid = 0, compared = 0;
-  for (int trial = 0; trial < 3000; ++trial) {
-    std::string text = weights_json(m.config, m.weights, trial % 2 == 0);
-    for (int edits = 1 + trial % 3; edits > 0; --edits) {
-      text[rng() % text.size()] = alphabet[rng() % alphabet.size()];
-    }
-    const std::optional<bool> theirs = nlohmann_accepts(text);
-    if (!theirs) continue;
-    INFO(text);
-    REQUIRE(scans(text) == *theirs);
-    ++compared;
-    valid += *theirs ? 1 : 0;
-  }
-  CHECK(compared > 2900);
-  CHECK(valid > 100);  // the edits leave some documents valid
-}
-
-TEST_CASE("numbers are read into float32 exactly as nlohmann reads them", "[weights][json]") {
-  float out[6] = {};
-  CHECK(json_scan::read_floats("[0.1, -0, 1e-45, 3.4028234e38, 1E2, 5]", {6}, out));
-  CHECK(out[0] == 0.1f);
-  CHECK(std::signbit(out[1]));
-  CHECK(out[2] == std::numeric_limits<float>::denorm_min());
-  CHECK(out[3] == FLT_MAX);
-  CHECK(out[4] == 100.0f);
-  CHECK(json_scan::read_floats("[[1,2,3],[4,5,6]]", {2, 3}, out));
-  CHECK(out[5] == 6.0f);
-  CHECK(json_scan::read_floats("[1e-50]", {1}, out));  // underflow rounds to 0, as in the DOM
-  CHECK(out[0] == 0.0f);
-  CHECK_FALSE(json_scan::read_floats("[1e39]", {1}, out));  // beyond float32
-  CHECK_FALSE(json_scan::read_floats("[1,2]", {3}, out));
-  CHECK_FALSE(json_scan::read_floats("[1,2,3,4]", {3}, out));
-  CHECK_FALSE(json_scan::read_floats("[[1,2],[3,4,5]]", {2, 3}, out));
-  CHECK_FALSE(json_scan::read_floats("[[1,2,3]]", {2, 3}, out));
-  CHECK_FALSE(json_scan::read_floats("[1,\"2\",3]", {3}, out));
-  CHECK_FALSE(json_scan::read_floats("[1,null,3]", {3}, out));
-  CHECK_FALSE(json_scan::read_floats("{}", {1}, out));
-}
 
 TEST_CASE("every form holds the same floats, bit for bit", "[weights]") {
   const Model m = awkward_model();
@@ -210,91 +84,6 @@ TEST_CASE("every form holds the same floats, bit for bit", "[weights]") {
   }
 }
 
-TEST_CASE("safetensors is mapped in place, and copied only when misaligned", "[weights]") {
-  const Model m = testing::random_model(testing::small_config(), true, false, 2);
-  TempDir d;
-  const std::string bytes = weights_safetensors(m.config, m.weights);
-  uint64_t n = 0;
-  std::memcpy(&n, bytes.data(), 8);
-  CHECK((8 + n) % 8 == 0);  // the header is padded so the data is aligned
-  const WeightsFile mapped = read_weights(d.write("a.safetensors", bytes));
-  CHECK_FALSE(mapped.weights.owns_storage());
-  CHECK(bits(mapped.weights) == bits(m.weights));
-
-  // One more byte of header shifts the data off 4-byte alignment.
-  const std::string header = bytes.substr(8, n) + " ";
-  const WeightsFile copied =
-      read_weights(d.write("b.safetensors", safetensors_with(header, bytes.substr(8 + n))));
-  CHECK(copied.weights.owns_storage());
-  CHECK(bits(copied.weights) == bits(m.weights));
-}
-
-TEST_CASE("safetensors files are checked before use", "[weights]") {
-  TempDir d;
-  auto error_of = [&d](const std::string& bytes) -> std::string {
-    try {
-      read_weights(d.write("w.safetensors", bytes));
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "loaded";
-  };
-  CHECK_THAT(error_of("abc"), Catch::Contains("w.safetensors: too short for safetensors"));
-  CHECK_THAT(error_of(safetensors_with("{}", "").substr(0, 9)),
-             Catch::Contains("header length 2 does not fit the file (9 bytes)"));
-  CHECK_THAT(error_of(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10)),
-             Catch::Contains("does not fit the file"));
-  CHECK_THAT(
-      error_of(safetensors_with("{nope", "")),
-      Catch::Contains("w.safetensors: header: not valid JSON: parse error at line 1, column 3"));
-  CHECK_THAT(error_of(safetensors_with("[]", "")), Catch::Contains("header must be a JSON object"));
-  CHECK_THAT(error_of(safetensors_with("{}", "")), Catch::Contains("__metadata__: missing"));
-
-  CHECK_THAT(safetensors_error([](json& h, std::string&) { h["__metadata__"]["version"] = "2"; }),
-             Catch::Contains("__metadata__.version: unsupported version \"2\""));
-  CHECK_THAT(safetensors_error(
-                 [](json& h, std::string&) { h["__metadata__"]["config"] = "{\"d_model\": 0}"; }),
-             Catch::Contains("weights.safetensors: config.vocab_size: missing"));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) { h["embedding"]["dtype"] = "F16"; }),
-             Catch::Contains("embedding.dtype: must be \"F32\"") && Catch::Contains("\"F16\""));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) {
-               h["embedding"]["shape"] = {11, 7};
-             }),
-             Catch::Contains("embedding: shape [11,7], config needs [11,8]"));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) {
-               h["layers.0.attn.wq"] = h["layers.0.attn.w_q"];
-               h.erase("layers.0.attn.w_q");
-             }),
-             Catch::Contains("layers.0.attn.wq: unknown tensor for this config (did you mean "
-                             "\"layers.0.attn.w_q\"?)"));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) { h.erase("classifier"); }),
-             Catch::Contains("classifier: missing (config needs shape [11,8])"));
-  CHECK_THAT(safetensors_error(
-                 [](json& h, std::string&) { h["embedding"]["data_offsets"][1] = 1u << 30; }),
-             Catch::Contains("embedding.data_offsets: [0, 1073741824] is not within the"));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) { h["embedding"]["data_offsets"] = "x"; }),
-             Catch::Contains("embedding.data_offsets: must be [begin, end]"));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) {
-               h["position"]["data_offsets"] = h["embedding"]["data_offsets"];
-               h["position"]["shape"] = {6, 8};
-             }),
-             Catch::Contains("data_offsets: holds 352 bytes, shape [6,8] needs 192"));
-  CHECK_THAT(safetensors_error([](json& h, std::string&) {
-               // position takes embedding's bytes: an overlap (and a gap where it was).
-               const uint64_t begin = h["embedding"]["data_offsets"][0];
-               h["position"]["data_offsets"] = {begin, begin + 192};
-             }),
-             Catch::Contains("overlaps another tensor"));
-  CHECK_THAT(safetensors_error([](json&, std::string& data) { data += "abcd"; }),
-             Catch::Contains("4 bytes after the last tensor"));
-  CHECK_THAT(safetensors_error([](json& h, std::string& data) {
-               const uint64_t begin = h["classifier"]["data_offsets"][0];
-               const float nan = std::numeric_limits<float>::quiet_NaN();
-               std::memcpy(data.data() + begin + 8, &nan, 4);
-             }),
-             Catch::Contains("classifier: element 2 is not finite"));
-}
-
 TEST_CASE("a number beyond double's range is a model error naming the tensor", "[weights]") {
   const Model m = testing::random_model(testing::small_config(), false, false, 4);
   std::string text = weights_json(m.config, m.weights, false);
@@ -304,4 +93,85 @@ TEST_CASE("a number beyond double's range is a model error naming the tensor", "
   const std::string path = d.write("weights.json", text);
   CHECK_THROWS_WITH(read_weights(path), Catch::Contains("weights.json: tensors.embedding: ") &&
                                             Catch::Contains("number overflow"));
+}
+
+TEST_CASE("a tensor's fault is named where the reader stopped", "[weights]") {
+  const std::string at = "weights.json: tensors.embedding";
+  // Unknown fields in name order, before anything else.
+  CHECK(tensor_error([](json& t) {
+          t["embedding"]["zeta"] = 1;
+          t["embedding"]["alpha"] = 1;
+          t["embedding"]["shape"] = "x";
+        }) == at + ".alpha: unknown tensor field (expected shape, data or dtype + b64)");
+  CHECK(tensor_error([](json& t) {
+          t["embedding"]["shape"] = {11, -8};
+        }) == at + ".shape: must be an array of non-negative integers, got [11,-8]");
+  CHECK(tensor_error([](json& t) { t["embedding"].erase("shape"); }) == at + ": missing \"shape\"");
+  CHECK(tensor_error([](json& t) { t["embedding"]["b64"] = ""; }) ==
+        at + ": needs exactly one of \"data\" or \"b64\"");
+  CHECK(tensor_error([](json& t) { t["embedding"] = json::array(); }) ==
+        at + ": must be an object with \"shape\" and \"data\"");
+  CHECK(tensor_error([](json& t) {
+          t["embedding"]["data"] = {{"rows", 11}};
+        }) == at + ".data: must be an array of numbers");
+  // The length of the whole before an element inside it.
+  CHECK(tensor_error([](json& t) {
+          t["embedding"]["data"][3] = "x";
+          t["embedding"]["data"].push_back(1);
+        }) == at + ".data: has 89 numbers, shape [11,8] needs 88");
+  CHECK(tensor_error([](json& t) { t["embedding"]["data"][87] = json::array({1}); }) ==
+        at + ".data[87]: must be a number, got [1]");
+  // Nested: an array's length before anything inside it.
+  auto nested = [](json& t) {
+    json rows = json::array();
+    for (int r = 0; r < 11; ++r) rows.push_back(json::array({1, 2, 3, 4, 5, 6, 7, 8}));
+    t["embedding"]["data"] = rows;
+  };
+  CHECK(tensor_error([&](json& t) {
+          nested(t);
+          t["embedding"]["data"][2][5] = nullptr;
+          t["embedding"]["data"].erase(10);
+        }) == at + ".data: must be an array of 11 arrays to match shape [11,8]");
+  CHECK(tensor_error([&](json& t) {
+          nested(t);
+          t["embedding"]["data"][2][5] = nullptr;
+          t["embedding"]["data"][4].erase(0);
+        }) == at + ".data[2][5]: must be a number, got null");
+  CHECK(tensor_error([&](json& t) {
+          nested(t);
+          t["embedding"]["data"][4].erase(0);
+        }) == at + ".data[4]: must be an array of 8 numbers to match shape [11,8]");
+  // A number beyond double's range anywhere in the tensor comes first.
+  const Model m = testing::random_model(testing::small_config(), false, false, 4);
+  std::string text = weights_json(m.config, m.weights, false);
+  const size_t shape = text.find("[11,8]", text.find("\"embedding\""));
+  text.replace(shape, 6, "[11,8e999],\"x\":1");
+  CHECK(tensor_error_in(text) == at + ": number overflow parsing '8e999'");
+}
+
+TEST_CASE("escaped spellings of dtype and base64 read the same floats", "[weights]") {
+  const Model m = testing::random_model(testing::small_config(), false, false, 5);
+  std::string text = weights_json(m.config, m.weights, true);
+  // "f32" as "f\u0033\u0032", and every 'A' of the base64 as "\u0041".
+  for (size_t at = text.find("\"f32\""); at != std::string::npos;
+       at = text.find("\"f32\"", at + 1)) {
+    text.replace(at, 5, "\"f\\u0033\\u0032\"");
+  }
+  std::string escaped;
+  size_t done = 0;
+  for (size_t begin = text.find("\"b64\":\""); begin != std::string::npos;
+       begin = text.find("\"b64\":\"", done)) {
+    begin += 7;
+    const size_t end = text.find('"', begin);
+    escaped += text.substr(done, begin - done);
+    for (size_t i = begin; i < end; ++i) {
+      escaped += text[i] == 'A' ? std::string("\\u0041") : std::string(1, text[i]);
+    }
+    done = end;
+  }
+  escaped += text.substr(done);
+  REQUIRE(escaped.find("\\u0041") != std::string::npos);
+  TempDir d;
+  const WeightsFile back = read_weights(d.write("weights.json", escaped));
+  CHECK(bits(back.weights) == bits(m.weights));
 }
