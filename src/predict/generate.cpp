@@ -1,25 +1,19 @@
 #include "predict/generate.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "base/random.h"
+#include "predict/ranking.h"
 
 namespace nextword {
 
 int choose_next(const Model& model, const float* logits, const GenerateOptions& o, double uniform) {
-  const int V = model.config.vocab_size;
-  std::vector<int> ids;
-  for (int id = 0; id < V; ++id) {
-    if (!model.is_special(id)) ids.push_back(id);
-  }
-  auto better = [logits](int a, int b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  };
-  if (o.temperature <= 0.0f) return *std::min_element(ids.begin(), ids.end(), better);
-  std::sort(ids.begin(), ids.end(), better);
-  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < ids.size())
-    ids.resize(static_cast<size_t>(o.top_k));
+  // The words sampling may reach, best first: the best one alone when greedy,
+  // the top_k (0: every word) otherwise; only those are sorted.
+  thread_local std::vector<int> ids;
+  const int k = o.temperature <= 0.0f ? 1 : o.top_k > 0 ? o.top_k : model.config.vocab_size;
+  rank_top(model, logits, k, ids);
+  if (o.temperature <= 0.0f) return ids[0];
   // p_i = softmax(logit_i / T) over the candidates left.
   std::vector<double> p(ids.size());
   const double top = logits[ids[0]] / static_cast<double>(o.temperature);
@@ -54,11 +48,11 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
   const Model& model = predictor.model();
   std::vector<int> words;
   for (int step = 0; step < o.max_words; ++step) {
-    (void)predictor.predict(input, 1);
+    const float* logits = predictor.next_logits(input).data();
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
         uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
-    const int id = choose_next(model, predictor.logits().data(), o, uniform);
+    const int id = choose_next(model, logits, o, uniform);
     words.push_back(id);
     input.ids.push_back(id);
     input.tokens.push_back(model.vocab.word(id));
