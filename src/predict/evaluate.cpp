@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "math/layers.h"
+#include "predict/ranking.h"
 #include "text/documents.h"
 #include "transformer/transformer.h"
 
@@ -32,13 +33,9 @@ struct Scorer {
   // Scores one row of logits against its target (the row becomes probabilities).
   void score(float* logits, int target) {
     const int V = model.config.vocab_size;
-    // The target's rank among the words predict can show (ties: lower id first).
+    // The target's rank among the words predict can show.
     const float mine = logits[target];
-    int better = 0;
-    for (int id = 0; id < V && better < 5; ++id) {
-      if (model.is_special(id)) continue;
-      better += logits[id] > mine || (logits[id] == mine && id < target);
-    }
+    const int better = rank_of(model, logits, target, 5);
     const bool unknown = target == model.unk_id;
     result.unknown += unknown;
     result.top1 += !unknown && better == 0;

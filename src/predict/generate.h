@@ -24,7 +24,8 @@ struct GenerateOptions {
 // keeps its last max_len tokens as it grows.
 std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& options);
 
-// The id chosen from next-word logits (specials excluded) with these options;
+// The id chosen from next-word logits with these options, among the words
+// ranked by predict/ranking.h (specials never);
 // `uniform` is a number in [0, 1).
 int choose_next(const Model& model, const float* logits, const GenerateOptions& options,
                 double uniform);

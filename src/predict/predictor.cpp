@@ -1,10 +1,10 @@
 #include "predict/predictor.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
 #include "math/layers.h"
+#include "predict/ranking.h"
 #include "text/tokenizer.h"
 
 namespace nextword {
@@ -49,8 +49,12 @@ Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
   return std::move(predict(std::move(one), k, with_attention).front());
 }
 
-std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
-                                           bool with_attention) {
+std::span<const float> Predictor::next_logits(const Encoded& input) {
+  run({&input, 1});
+  return logits();
+}
+
+void Predictor::run(std::span<const Encoded> inputs) {
   lengths_.clear();
   ids_.clear();
   for (const Encoded& e : inputs) {
@@ -58,7 +62,11 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
     ids_.insert(ids_.end(), e.ids.begin(), e.ids.end());
   }
   forward(model_, state_, ids_.data(), lengths_);
+}
 
+std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
+                                           bool with_attention) {
+  run(inputs);
   std::vector<Prediction> predictions(inputs.size());
   const auto B = static_cast<int>(inputs.size());
 #pragma omp parallel for schedule(static) if (B >= 8)
@@ -79,27 +87,13 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
 void Predictor::rank(int b, int k, Prediction& p) const {
   const int V = model_.config.vocab_size;
   const float* logits = state_.logits.data() + area(b, V);
+  // Each thread ranks its own phrases, in its own buffer.
+  thread_local std::vector<int> best;
+  rank_top(model_, logits, k, best);
   // probability = e^(logit - ln sum_j e^logit_j), over the whole vocabulary.
   const double log_normalizer = log_sum_exp(logits, V);
-  // Each thread ranks its own phrases, in its own buffer.
-  thread_local std::vector<int> candidates;
-  candidates.clear();
-  for (int id = 0; id < V; ++id) {
-    if (!model_.is_special(id)) candidates.push_back(id);
-  }
-  const auto n =
-      static_cast<std::ptrdiff_t>(std::min(candidates.size(), static_cast<size_t>(std::max(k, 0))));
-  auto better = [logits](int x, int y) {
-    return logits[x] > logits[y] || (logits[x] == logits[y] && x < y);
-  };
-  // The k best by selection, O(V), then only those k sorted.
-  if (n < static_cast<std::ptrdiff_t>(candidates.size())) {
-    std::nth_element(candidates.begin(), candidates.begin() + n, candidates.end(), better);
-  }
-  std::sort(candidates.begin(), candidates.begin() + n, better);
   p.top.clear();
-  for (std::ptrdiff_t i = 0; i < n; ++i) {
-    const int id = candidates[static_cast<size_t>(i)];
+  for (const int id : best) {
     p.top.push_back({id,
                      static_cast<float>(std::exp(static_cast<double>(logits[id]) - log_normalizer)),
                      logits[id]});

@@ -50,11 +50,18 @@ class Predictor {
   // equal those of predicting each phrase alone.
   std::vector<Prediction> predict(std::vector<Encoded> inputs, int k, bool with_attention = false);
 
+  // The forward pass alone: the next-word logits of `input`, one per
+  // vocabulary word, for a caller that ranks them itself (generation ranks
+  // each word once, by predict/ranking.h). Valid until the next call.
+  std::span<const float> next_logits(const Encoded& input);
+
   const Model& model() const { return model_; }
   // Logits of the last phrase predicted, one per vocabulary word.
   std::span<const float> logits() const;
 
  private:
+  // The forward pass over the inputs' ids, back to back.
+  void run(std::span<const Encoded> inputs);
   // The top k of logits row b into p.top (thread-safe).
   void rank(int b, int k, Prediction& p) const;
 

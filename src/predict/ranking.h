@@ -1,0 +1,27 @@
+// The one rule that orders next words, for predict, generate and eval:
+// special tokens (unk, bos) are never ranked; a higher logit comes first;
+// of equal logits, the lower id comes first. With ties broken by id the
+// order is total, so every way of ranking by it gives the same words.
+#pragma once
+
+#include <vector>
+
+#include "model/model_file.h"
+
+namespace nextword {
+
+// Word a comes before word b.
+inline bool ranks_before(const float* logits, int a, int b) {
+  return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+}
+
+// The k best words of logits [V], best first, into `ids` (fewer when fewer
+// words are not special; none for k <= 0). Selection, then only those k
+// sorted: O(V + k log k).
+void rank_top(const Model& model, const float* logits, int k, std::vector<int>& ids);
+
+// How many words come before `target` (a special target is ranked as if it
+// were a word), counting no further than `limit`: rank 0 is the best word.
+int rank_of(const Model& model, const float* logits, int target, int limit);
+
+}  // namespace nextword

@@ -1,0 +1,50 @@
+// The training text as ids (train/corpus.h): the vocabulary, most frequent
+// first with ties in byte order after unk and bos; the token stream with a
+// bos before each document and the validation part cut from its end.
+#include "train/corpus.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+using namespace nextword;
+
+TEST_CASE("the vocabulary: specials first, then by count, ties in byte order", "[corpus]") {
+  // Counts: the 4, cat 2, sat 2, a 2, Zoo 1, dog 1, <bos> 2, <unk> 1, bad UTF-8 5.
+  const std::string bad = "\xff\xfe";
+  const std::vector<Document> documents{{"the", "cat", "sat", "<bos>", "a", bad, bad},
+                                        {"the", "a", "Zoo", "the", bad},
+                                        {"dog", "<unk>", "cat", "sat", "the", "<bos>", bad, bad}};
+  CHECK(build_vocabulary(documents, 100, "<unk>", "<bos>") ==
+        std::vector<std::string>{"<unk>", "<bos>", "the", "a", "cat", "sat", "Zoo", "dog"});
+  // The size counts the specials; the cut keeps the most frequent.
+  CHECK(build_vocabulary(documents, 5, "<unk>", "<bos>") ==
+        std::vector<std::string>{"<unk>", "<bos>", "the", "a", "cat"});
+  CHECK(build_vocabulary(documents, 2, "<unk>", "<bos>") ==
+        std::vector<std::string>{"<unk>", "<bos>"});
+  // Without a bos token "<bos>" is a word like any other (count 2, before "a").
+  CHECK(build_vocabulary(documents, 5, "<unk>", "") ==
+        std::vector<std::string>{"<unk>", "the", "<bos>", "a", "cat"});
+  CHECK(build_vocabulary({}, 10, "<unk>", "<bos>") == std::vector<std::string>{"<unk>", "<bos>"});
+}
+
+TEST_CASE("the token stream: bos before each document, validation from the end", "[corpus]") {
+  const Vocabulary vocab({"<unk>", "<bos>", "the", "cat", "sat"});
+  // "<bos>" written in the text is a word spelled like a special: unknown.
+  const std::vector<Document> documents{{"the", "cat", "sat"}, {"the", "dog", "<bos>"}, {"cat"}};
+  const TokenStream s = make_token_stream(documents, vocab, 0, 1, 0.25);
+  // All: 1 2 3 4 | 1 2 0 0 | 1 3 = 10 tokens; floor(10 * 0.25) = 2 for validation.
+  CHECK(s.train == std::vector<int>{1, 2, 3, 4, 1, 2, 0, 0});
+  CHECK(s.val == std::vector<int>{1, 3});
+  CHECK(s.documents == 3);
+  CHECK(s.words == 7);
+  CHECK(s.unknown == 2);
+
+  // No bos token: documents back to back; floor(7 * 0.5) = 3.
+  const TokenStream plain = make_token_stream(documents, vocab, 0, -1, 0.5);
+  CHECK(plain.train == std::vector<int>{2, 3, 4, 2});
+  CHECK(plain.val == std::vector<int>{0, 1, 3});
+  CHECK(plain.unknown == 1);  // dog; without a bos "<bos>" is the word with id 1
+  CHECK(make_token_stream(documents, vocab, 0, 1, 0.0).val.empty());
+  CHECK(make_token_stream(documents, vocab, 0, 1, 0.0).train.size() == 10);
+}
