@@ -31,17 +31,31 @@ std::string script_json(const json& j) {
   return out;
 }
 
-// A weight in thousandths: finer than anything the page shows (whole percent
-// in a cell, tenths of a percent in its tooltip), and three digits a cell.
-int per_mille(float w) { return static_cast<int>(std::lround(std::clamp(w, 0.0f, 1.0f) * 1000)); }
-
-// How the page draws a weight of v thousandths: [fill, ink, the cell's
-// label in whole percent, the tooltip's percent with one decimal].
-json drawn(int v) {
-  const std::string tenths = std::to_string(v / 10) + "." + std::to_string(v % 10) + "%";
-  return json::array({hex(heat(static_cast<float>(v) / 1000)), v > 500 ? "#000" : "#fff",
-                      std::to_string(static_cast<int>(std::lround(v / 10.0))), tenths});
+// How the page draws a weight: [fill, ink, the cell's label in whole
+// percent, the tooltip's percent with one decimal].
+json drawn(float w) {
+  char exact[16];
+  std::snprintf(exact, sizeof exact, "%.1f%%", static_cast<double>(w) * 100.0);
+  return json::array({hex(heat(w)), w > 0.5f ? "#000" : "#fff",
+                      std::to_string(std::lround(static_cast<double>(w) * 100.0)), exact});
 }
+
+// The page's "scale": each different look once, in order of first use; a
+// cell names its look by index (a few digits instead of four strings).
+class Looks {
+ public:
+  int index(float w) {
+    json look = drawn(w);
+    const auto [at, added] = index_.try_emplace(look.dump(), static_cast<int>(looks_.size()));
+    if (added) looks_.push_back(std::move(look));
+    return at->second;
+  }
+  json take() { return std::move(looks_); }
+
+ private:
+  std::map<std::string, int> index_;
+  json looks_ = json::array();
+};
 
 // "mean", "1", ..., "count": the buttons of a choice, the mean first.
 json labels(int count) {
@@ -56,9 +70,9 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
   const Config& c = model.config;
   const std::vector<std::string>& words = p.input.tokens;
   const size_t T = words.size();
-  // views[layer + 1][head + 1]: each row's visible weights (the keys before
-  // the causal mask) and its hover line.
-  std::map<int, json> scale;
+  // views[layer + 1][head + 1]: each row's visible cells (the keys before
+  // the causal mask) as looks, and its hover line.
+  Looks looks;
   json views = json::array();
   for (int l = -1; l < c.n_layers; ++l) {
     json heads = json::array();
@@ -68,9 +82,7 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
       for (size_t q = 0; q < T; ++q) {
         json visible = json::array();
         for (size_t k = 0; k < T && !masked(c, q, k); ++k) {
-          const int v = per_mille(m[q * T + k]);
-          if (!scale.contains(v)) scale[v] = drawn(v);
-          visible.push_back(v);
+          visible.push_back(looks.index(m[q * T + k]));
         }
         rows.push_back(std::move(visible));
         why.push_back(attends_to(c, words, m, q));
@@ -79,8 +91,6 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
     }
     views.push_back(std::move(heads));
   }
-  json scale_json = json::object();
-  for (auto& [v, look] : scale) scale_json[std::to_string(v)] = std::move(look);
   json predictions = json::array();
   for (const Candidate& cand : p.top) {
     char text[32];
@@ -95,7 +105,7 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
                      {"layer", c.n_layers},  // the last layer
                      {"head", 0},            // the mean of its heads
                      {"views", std::move(views)},
-                     {"scale", std::move(scale_json)},
+                     {"scale", looks.take()},
                      {"predictions", std::move(predictions)}};
   std::string page(attention_page_template());
   const size_t at = page.find(kPageData);
