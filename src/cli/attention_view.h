@@ -6,6 +6,7 @@
 // attention article's heatmaps.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct AttentionChoice {
 
 // The chosen [T, T] matrix from p.attention ([L][h][T][T]).
 std::vector<float> attention_matrix(const Config& c, const Prediction& p, AttentionChoice choice);
+// True when query q cannot see key k (a later word, in a causal model).
+bool masked(const Config& c, size_t q, size_t k);
+// The n keys (at most) that query q attends to most, from its row [T] of an
+// attention matrix: strongest first, the earlier key first on a tie; masked
+// keys never.
+std::vector<size_t> strongest_keys(const Config& c, std::span<const float> row, size_t q, size_t n);
+// What the HTML page shows on hovering row q: its four strongest keys,
+// "\u201conce\u201d attends to: <bos> 61%, once 39%".
+std::string attends_to(const Config& c, const std::vector<std::string>& words,
+                       const std::vector<float>& m, size_t q);
 
 enum class Color { kNone, k256, kTrue };
 // What stdout can show: none when NO_COLOR is set, stdout is not a terminal
@@ -34,9 +45,6 @@ std::string attention_text(const Model& model, const Prediction& p, AttentionCho
                            Color color);
 // The same heatmap as a standalone SVG document (no fonts, scripts or links).
 std::string attention_svg(const Model& model, const Prediction& p, AttentionChoice choice);
-// One self-contained HTML page: every layer and head, hover to see whom a
-// word attends to, the predictions. Needs nothing from the network.
-std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p);
 // {"tokens", "attention": [layer][1][head][query][key]}: what bertviz's
 // head_view takes (one tensor per layer of shape [batch, heads, T, T]).
 std::string attention_bertviz(const Model& model, const Prediction& p);

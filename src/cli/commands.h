@@ -1,4 +1,4 @@
-// Pieces the subcommands share, and the training and evaluation subcommands.
+// Pieces the subcommands share, and the subcommands themselves (one file each).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -44,6 +44,12 @@ CLI::App* add_command(CLI::App& app, const std::string& name, const std::string&
   return c;
 }
 
+// nextword predict PHRASE [-m DIR] [-k K] [-f text|tsv|json] [--explain]
+CLI::App* add_predict_command(CLI::App& app, std::function<int()>& run);
+// nextword attention PHRASE [-f json|text|svg|html|bertviz] [--layer L --head H]
+CLI::App* add_attention_command(CLI::App& app, std::function<int()>& run);
+// nextword info [-m DIR] [-f text|json]
+CLI::App* add_info_command(CLI::App& app, std::function<int()>& run);
 // nextword train CORPUS... -o DIR | --resume DIR
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
 // nextword eval TEXT... [-m DIR]

@@ -3,9 +3,10 @@
 // pipe or a file) are predicted together in one batch, while a line typed at
 // a terminal is answered at once.
 //
-// Memory stays bounded whatever comes in: of a line longer than kMaxLine
-// bytes only the last kMaxLine are kept (a prediction needs only the end of
-// the phrase: its last max_len words).
+// Memory stays bounded whatever comes in: once a line whose end has not come
+// yet is longer than kMaxLine bytes, only its last kMaxLine are kept (a
+// prediction needs only the end of the phrase: its last max_len words). A
+// line returned is at most kMaxLine plus one read (64 KiB) long.
 #pragma once
 
 #include <cstddef>

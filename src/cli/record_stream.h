@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/attention_page.h"
 #include "cli/attention_view.h"
 #include "cli/line_reader.h"
 #include "cli/output.h"

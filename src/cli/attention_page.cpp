@@ -1,0 +1,120 @@
+#include "cli/attention_page.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/attention_view.h"
+#include "cli/heat.h"
+
+namespace nextword::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// JSON text that can sit inside a <script> element.
+std::string script_json(const json& j) {
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') {
+      out += "<\\/";
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// How the page draws a weight: [fill, ink, the cell's label in whole
+// percent, the tooltip's percent with one decimal].
+json drawn(float w) {
+  char exact[16];
+  std::snprintf(exact, sizeof exact, "%.1f%%", static_cast<double>(w) * 100.0);
+  return json::array({hex(heat(w)), w > 0.5f ? "#000" : "#fff",
+                      std::to_string(std::lround(static_cast<double>(w) * 100.0)), exact});
+}
+
+// The page's "scale": each different look once, in order of first use; a
+// cell names its look by index (a few digits instead of four strings).
+class Looks {
+ public:
+  int index(float w) {
+    json look = drawn(w);
+    const auto [at, added] = index_.try_emplace(look.dump(), static_cast<int>(looks_.size()));
+    if (added) looks_.push_back(std::move(look));
+    return at->second;
+  }
+  json take() { return std::move(looks_); }
+
+ private:
+  std::map<std::string, int> index_;
+  json looks_ = json::array();
+};
+
+// "mean", "1", ..., "count": the buttons of a choice, the mean first.
+json labels(int count) {
+  json out = json::array({"mean"});
+  for (int i = 1; i <= count; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+
+}  // namespace
+
+std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
+  const Config& c = model.config;
+  const std::vector<std::string>& words = p.input.tokens;
+  const size_t T = words.size();
+  // views[layer + 1][head + 1]: each row's visible cells (the keys before
+  // the causal mask) as looks, and its hover line.
+  Looks looks;
+  json views = json::array();
+  for (int l = -1; l < c.n_layers; ++l) {
+    json heads = json::array();
+    for (int h = -1; h < c.n_heads; ++h) {
+      const std::vector<float> m = attention_matrix(c, p, {l, h});
+      json rows = json::array(), why = json::array();
+      for (size_t q = 0; q < T; ++q) {
+        json visible = json::array();
+        for (size_t k = 0; k < T && !masked(c, q, k); ++k) {
+          visible.push_back(looks.index(m[q * T + k]));
+        }
+        rows.push_back(std::move(visible));
+        why.push_back(attends_to(c, words, m, q));
+      }
+      heads.push_back({{"rows", std::move(rows)}, {"why", std::move(why)}});
+    }
+    views.push_back(std::move(heads));
+  }
+  json predictions = json::array();
+  for (const Candidate& cand : p.top) {
+    char text[32];
+    std::snprintf(text, sizeof text, " %.1f%%", cand.probability * 100.0);
+    predictions.push_back({{"text", model.vocab.word(cand.id) + text},
+                           {"bar", std::to_string(std::lround(cand.probability * 200.0)) + "px"}});
+  }
+  const json data = {{"phrase", phrase},
+                     {"tokens", words},
+                     {"layers", labels(c.n_layers)},
+                     {"heads", labels(c.n_heads)},
+                     {"layer", c.n_layers},  // the last layer
+                     {"head", 0},            // the mean of its heads
+                     {"views", std::move(views)},
+                     {"scale", looks.take()},
+                     {"predictions", std::move(predictions)}};
+  std::string page(attention_page_template());
+  const size_t at = page.find(kPageData);
+  if (at == std::string::npos) {
+    throw Error(ExitCode::kFailure, "attention_page.html: has no " + std::string(kPageData));
+  }
+  page.replace(at, kPageData.size(), script_json(data));
+  if (page.ends_with('\n')) page.pop_back();  // the record's own newline ends it
+  return page;
+}
+
+}  // namespace nextword::cli
