@@ -1,16 +1,13 @@
 // nextword: the command-line front end. main() sets up CLI11, registers the
 // subcommands (each in its own *_command.cpp) and turns errors into exit
 // codes; all the math is in the engine library (src/math, src/model, ...).
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <iterator>
 #include <new>
 #include <string>
-#include <string_view>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -72,26 +69,8 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace nextword::cli
 
-// Training alternates OpenMP's threads (the engine's row loops) with
-// OpenBLAS's own threads (its large products, Threading::kBlas) many times
-// per step. libgomp by default spins for ~300,000 rounds after each parallel
-// loop, which starves OpenBLAS: training ran at 4,700 tokens/s with the
-// default and at 8,700 with a short spin (2 cores). libgomp reads the setting
-// only when it loads, so `train` sets it and starts again, once, unless the
-// user chose their own. Every other command runs its products and loops on
-// OpenMP's one pool (Threading::kRows), has nothing to tune, and starts once.
-void tune_openmp_for_training(int argc, char** argv) {
-  if (argc < 2 || std::string_view(argv[1]) != "train") return;
-  if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) {
-    return;
-  }
-  setenv("GOMP_SPINCOUNT", "1000", 0);
-  execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
-}
-
 int main(int argc, char** argv) {
   using nextword::ExitCode;
-  tune_openmp_for_training(argc, argv);
   try {
     return nextword::cli::run(argc, argv);
   } catch (const nextword::Error& e) {
