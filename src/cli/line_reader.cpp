@@ -20,10 +20,17 @@ bool LineReader::next(std::string& line, bool* cut) {
   for (;;) {
     const size_t newline = find_newline();
     if (newline != std::string::npos || (end_ && start_ < buffer_.size())) {
-      const size_t stop = newline == std::string::npos ? buffer_.size() : newline;
-      line.assign(buffer_, start_, stop - start_);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+      size_t begin = start_;
+      size_t stop = newline == std::string::npos ? buffer_.size() : newline;
       start_ = newline == std::string::npos ? buffer_.size() : newline + 1;
+      if (stop > begin && buffer_[stop - 1] == '\r') --stop;
+      // The cap holds however the reads split the line (fill() caps only a
+      // line whose end has not come yet).
+      if (stop - begin > kMaxLine) {
+        begin = stop - kMaxLine;
+        cut_ = true;
+      }
+      line.assign(buffer_, begin, stop - begin);
       if (cut != nullptr) *cut = cut_;
       cut_ = false;
       return true;
@@ -56,9 +63,10 @@ void LineReader::fill() {
   if (n < 0) throw Error(ExitCode::kIo, "cannot read standard input");
   if (n == 0) end_ = true;
   buffer_.append(chunk, static_cast<size_t>(n));
-  if (buffer_.size() - start_ > kMaxLine && find_newline() == std::string::npos) {
-    // One line longer than the cap so far: keep its last kMaxLine bytes.
-    buffer_.erase(start_, buffer_.size() - start_ - kMaxLine);
+  // One byte more than the cap, in case it is the '\r' of a "\r\n".
+  if (buffer_.size() - start_ > kMaxLine + 1 && find_newline() == std::string::npos) {
+    // One line longer than the cap so far: keep its last bytes.
+    buffer_.erase(start_, buffer_.size() - start_ - kMaxLine - 1);
     scanned_ = buffer_.size();
     cut_ = true;
   }

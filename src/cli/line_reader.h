@@ -3,10 +3,11 @@
 // pipe or a file) are predicted together in one batch, while a line typed at
 // a terminal is answered at once.
 //
-// Memory stays bounded whatever comes in: once a line whose end has not come
-// yet is longer than kMaxLine bytes, only its last kMaxLine are kept (a
-// prediction needs only the end of the phrase: its last max_len words). A
-// line returned is at most kMaxLine plus one read (64 KiB) long.
+// Memory stays bounded whatever comes in: of a line longer than kMaxLine
+// bytes (without its "\n" or "\r\n") only the last kMaxLine are kept, the
+// same however the reads split it, and no more than that plus one read is
+// held while its end has not come (a prediction needs only the end of the
+// phrase: its last max_len words).
 #pragma once
 
 #include <cstddef>

@@ -151,24 +151,42 @@ TEST_CASE("the cut is reported once, for its own line, and the next line is whol
                                                        options.format));
 }
 
-TEST_CASE("a long line ended by a newline keeps at most 64 KiB more than the cap, its end",
-          "[line_reader]") {
-  const std::string long_line = pattern(5 * LineReader::kMaxLine);
+TEST_CASE("a long line keeps its last 64 KiB however the reads split it", "[line_reader]") {
+  // Whether the newline arrives in the read that passes the cap or later,
+  // the line returned is the same: its last kMaxLine bytes.
+  for (const size_t length : {LineReader::kMaxLine + 1, LineReader::kMaxLine + 100,
+                              2 * LineReader::kMaxLine - 3, 5 * LineReader::kMaxLine}) {
+    for (const std::string ending : {"\n", "\r\n"}) {
+      const std::string long_line = pattern(length);
+      Pipe pipe;
+      std::thread writer([&pipe, &long_line, ending] {
+        pipe.put(long_line + ending + "short\n");
+        pipe.close_write();
+      });
+      LineReader reader(pipe.read);
+      std::string line;
+      bool cut = false;
+      REQUIRE(reader.next(line, &cut));
+      CHECK(cut);
+      CHECK(line == long_line.substr(length - LineReader::kMaxLine));
+      REQUIRE(reader.next(line, &cut));
+      CHECK_FALSE(cut);
+      CHECK(line == "short");
+      writer.join();
+    }
+  }
+  // Exactly kMaxLine bytes is not cut.
   Pipe pipe;
-  std::thread writer([&pipe, &long_line] {
-    pipe.put(long_line + "\nshort\n");
+  const std::string exact = pattern(LineReader::kMaxLine);
+  std::thread writer([&pipe, &exact] {
+    pipe.put(exact + "\n");
     pipe.close_write();
   });
   LineReader reader(pipe.read);
   std::string line;
-  bool cut = false;
-  REQUIRE(reader.next(line, &cut));
-  CHECK(cut);
-  CHECK(line.size() >= LineReader::kMaxLine);
-  CHECK(line.size() <= 2 * LineReader::kMaxLine);  // the cap plus one read
-  CHECK(line == long_line.substr(long_line.size() - line.size()));
+  bool cut = true;
   REQUIRE(reader.next(line, &cut));
   CHECK_FALSE(cut);
-  CHECK(line == "short");
+  CHECK(line == exact);
   writer.join();
 }
