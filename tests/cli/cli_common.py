@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""What the end-to-end tests of the nextword binary share: how to run it,
+the exit codes, and the paths given on the command line.
+
+    python3 tests/cli/phrase_test.py build/nextword data
+    python3 tests/cli/commands_test.py build/nextword data
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+NEXTWORD = DATA = None
+USAGE, MODEL, INPUT, IO = 2, 3, 4, 5
+INTERRUPTED = 130
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
+    merged = dict(os.environ)
+    merged.pop("NEXTWORD_MODEL", None)
+    merged.update(env or {})
+    return subprocess.run([NEXTWORD, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env=merged, check=False)
+
+
+def main(module):
+    """Runs the tests of `module` against argv's binary and data folder."""
+    global NEXTWORD, DATA
+    NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    module.NEXTWORD, module.DATA = NEXTWORD, DATA
+    unittest.main(module=module, argv=sys.argv[:1], verbosity=2)

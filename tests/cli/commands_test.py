@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the other commands: convert, bench, info, --help and
+--version, train and eval, and the exit codes of usage, model, input and I/O
+errors.
+
+    python3 tests/cli/commands_test.py build/nextword data
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import cli_common
+from cli_common import USAGE, MODEL, INPUT, IO, INTERRUPTED, read, run
+
+NEXTWORD = DATA = None  # set by cli_common.main
+
+
+class Convert(unittest.TestCase):
+    """nextword convert: every form of the weights predicts the same, bit for bit."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_round_trip_through_every_form(self):
+        source = os.path.join(self.fruit, "weights.json")
+        steps = [(source, "a.safetensors", []), ("a.safetensors", "b.json", ["--numbers"]),
+                 ("b.json", "c.json", []), ("c.json", "d.safetensors", [])]
+        for src, dst, flags in steps:
+            r = run("convert", src if os.path.isabs(src) else self.path(src), self.path(dst), *flags)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        with open(self.path("a.safetensors"), "rb") as a, open(self.path("d.safetensors"), "rb") as d:
+            self.assertEqual(a.read(), d.read())
+        self.assertTrue(read(self.path("b.json")).count('"data":[') > 0)
+        vocab = os.path.join(self.fruit, "vocab.json")
+        expected = run("predict", "-m", self.fruit, "-f", "json", "banana apple").stdout
+        for name in ("a.safetensors", "b.json", "c.json"):
+            r = run("predict", "--vocab", vocab, "--weights", self.path(name), "-f", "json",
+                    "banana apple")
+            self.assertEqual(r.stdout, expected, name)
+
+    def test_model_directory_prefers_safetensors(self):
+        model = self.path("model")
+        os.mkdir(model)
+        shutil.copy(os.path.join(self.fruit, "vocab.json"), model)
+        run("convert", os.path.join(self.fruit, "weights.json"),
+            os.path.join(model, "weights.safetensors"))
+        info = json.loads(run("info", "-m", model, "-f", "json").stdout)
+        self.assertTrue(info["weights_file"].endswith("weights.safetensors"))
+        self.assertIn("memory-mapped", run("info", "-m", model).stdout)
+        self.assertEqual(run("predict", "-m", model, "banana apple").stdout,
+                         run("predict", "-m", self.fruit, "banana apple").stdout)
+
+    def test_shipped_safetensors_matches_shipped_json(self):
+        default = os.path.join(DATA, "default")
+        run("convert", os.path.join(default, "weights.json"), self.path("w.safetensors"))
+        with open(self.path("w.safetensors"), "rb") as ours, \
+                open(os.path.join(default, "weights.safetensors"), "rb") as shipped:
+            self.assertTrue(ours.read() == shipped.read(),
+                            "data/default/weights.safetensors is stale: run nextword convert")
+
+    def test_errors(self):
+        r = run("convert", os.path.join(self.fruit, "weights.json"), self.path("x.safetensors"),
+                "--numbers")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("--numbers is for JSON output", r.stderr)
+        r = run("convert", self.path("absent.json"), self.path("y.json"))
+        self.assertEqual(r.returncode, MODEL)
+        self.assertIn("absent.json: cannot open", r.stderr)
+        with open(self.path("bad.safetensors"), "wb") as f:
+            f.write(b"\x02\x00\x00\x00\x00\x00\x00\x00{}")
+        r = run("convert", self.path("bad.safetensors"), self.path("z.json"))
+        self.assertEqual(r.returncode, MODEL)
+        self.assertIn("bad.safetensors: __metadata__: missing", r.stderr)
+        self.assertFalse(os.path.exists(self.path("z.json")))
+
+
+class Bench(unittest.TestCase):
+    def test_bench_reports_every_figure(self):
+        fruit = os.path.join(DATA, "examples", "fruit")
+        r = run("bench", "-m", fruit, "-b", "1,3", "-l", "2,4", "--seconds", "0.02", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        self.assertGreater(report["load_ms"], 0)
+        self.assertGreater(report["json_loader"]["speedup"], 0)
+        self.assertGreater(report["sgemm_peak_gflops"], 0)
+        self.assertEqual([(x["batch"], x["tokens"]) for x in report["runs"]],
+                         [(1, 2), (3, 2), (1, 4), (3, 4)])
+        for x in report["runs"]:
+            self.assertAlmostEqual(x["fraction_of_peak"], x["gflops"] / x["sgemm_peak_gflops"])
+            self.assertAlmostEqual(x["tokens_per_s"], x["batch"] * x["tokens"] / x["best_ms"] * 1e3)
+        text = run("bench", "-m", fruit, "-b", "2", "-l", "3", "--seconds", "0.02",
+                   "--no-json-loader").stdout
+        self.assertIn("sgemm peak", text)
+        self.assertNotIn("json loader", text)
+        r = run("bench", "-m", fruit, "-l", "9")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("more than the model's max_len 8", r.stderr)
+
+
+class Info(unittest.TestCase):
+    def test_info(self):
+        fruit = os.path.join(DATA, "examples", "fruit")
+        r = run("info", "-m", fruit, "-f", "json")
+        info = json.loads(r.stdout)
+        self.assertEqual(info["parameters"], 6 * 2 + 4 * 4 + 6 * 2)
+        self.assertEqual(info["vocab_size"], 6)
+        self.assertEqual(info["config"]["residual"], False)
+        self.assertEqual(info["weights_bytes"], os.path.getsize(os.path.join(fruit, "weights.json")))
+        text = run("info", "-m", fruit).stdout
+        self.assertIn("parameters", text)
+        self.assertIn("layers.0.attn.w_q", text)
+
+    def test_help_and_version(self):
+        for command in ([], ["predict"], ["attention"], ["info"], ["train"], ["eval"],
+                        ["convert"], ["bench"], ["generate"]):
+            r = run(*command, "--help")
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("Usage:", r.stdout)
+        self.assertIn("Exit codes", run("--help").stdout)
+        r = run("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^nextword \d+\.\d+\.\d+")
+
+
+STORY = ("Once upon a time there was a little cat. The cat liked to play in the sun. "
+         "One day the cat saw a big dog. The dog was kind and they played all day.\n")
+TINY = ["--vocab-size", "40", "--d-model", "16", "--layers", "1", "--heads", "2",
+        "--context", "16", "--batch", "8", "--warmup", "10", "--lr", "1e-2", "--dropout", "0",
+        "--val-fraction", "0.1", "--threads", "1"]
+
+
+class Errors(unittest.TestCase):
+    """Each error: one line on stderr naming file and field, nothing on stdout, its code."""
+
+    def setUp(self):
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+        self.tmp = tempfile.mkdtemp(prefix="nextword-cli-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def broken_model(self, edit):
+        with open(os.path.join(self.fruit, "weights.json"), encoding="utf-8") as f:
+            weights = json.load(f)
+        edit(weights)
+        shutil.copy(os.path.join(self.fruit, "vocab.json"), self.tmp)
+        with open(os.path.join(self.tmp, "weights.json"), "w", encoding="utf-8") as f:
+            json.dump(weights, f)
+        return self.tmp
+
+    def assert_error(self, result, code, message):
+        self.assertEqual(result.returncode, code, result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn(message, result.stderr)
+        self.assertTrue(result.stderr.startswith("nextword: "))
+
+    def test_usage(self):
+        self.assert_error(run("predict", "--bogus", "x"), USAGE, "--bogus")
+        self.assert_error(run("predict", "-k", "0", "x"), USAGE, "--top-k")
+        self.assert_error(run("predict", "-f", "xml", "x"), USAGE, "--format")
+        self.assert_error(run("predict", "--vocab", "v.json", "x"), USAGE, "--weights")
+        self.assert_error(run("predict", "-m", "d", "--vocab", "v", "--weights", "w", "x"), USAGE,
+                          "--model")
+        self.assert_error(run(), USAGE, "subcommand")
+        self.assert_error(run("frobnicate"), USAGE, "frobnicate")
+
+    def test_model_files(self):
+        self.assert_error(run("predict", "-m", os.path.join(self.tmp, "none"), "x"), MODEL,
+                          "weights.json: cannot open")
+        path = self.broken_model(lambda w: w["tensors"]["layers.0.attn.w_q"].update(shape=[2, 3]))
+        self.assert_error(run("predict", "-m", path, "apple"), MODEL,
+                          "weights.json: tensors.layers.0.attn.w_q: shape [2,3], config needs [2,2]")
+        path = self.broken_model(lambda w: w["config"].update(n_heads=-1))
+        self.assert_error(run("info", "-m", path), MODEL, "weights.json: config.n_heads: must be")
+        with open(os.path.join(self.tmp, "weights.json"), "w", encoding="utf-8") as f:
+            f.write('{"format": "nextword", "version": 1, "config": {')
+        self.assert_error(run("predict", "-m", self.tmp, "apple"), MODEL, "not valid JSON")
+        self.assert_error(
+            run("predict", "--vocab", os.path.join(self.fruit, "vocab.json"), "--weights",
+                self.tmp, "apple"), MODEL, "is a directory")
+        self.assert_error(run("predict", "x", env={"NEXTWORD_MODEL": self.tmp + "/none"}), MODEL,
+                          "cannot open")
+
+    def test_input(self):
+        self.assert_error(run("predict", "-m", self.fruit, "zzz qqq"), INPUT,
+                          "no word of the phrase is in the vocabulary: zzz qqq")
+        self.assert_error(run("predict", "-m", self.fruit, "   "), INPUT, "the phrase has no words")
+
+    def test_io(self):
+        with open(os.devnull, "r", encoding="utf-8") as read_only:
+            r = run("predict", "-m", self.fruit, "apple", stdout=read_only)
+        self.assertEqual(r.returncode, IO)
+        self.assertIn("cannot write to standard output", r.stderr)
+
+
+class TrainAndEval(unittest.TestCase):
+    """A new user's path: their own text in, a model out, predictions from it."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.text = os.path.join(self.tmp, "stories.txt")
+        with open(self.text, "w", encoding="utf-8") as f:
+            for _ in range(40):
+                f.write(STORY + "\n<|endoftext|>\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def train(self, *extra):
+        out = os.path.join(self.tmp, "model")
+        return out, run("train", self.text, "-o", out, *TINY, *extra)
+
+    def test_train_then_predict_and_eval(self):
+        out, r = self.train("--steps", "200", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        summary = json.loads(r.stdout)
+        self.assertEqual(summary["steps"], 200)
+        self.assertTrue(summary["completed"])
+        self.assertLess(summary["loss"], 0.5)  # the story is learned by heart
+        # stderr is not a terminal: one JSON line per report, after the opening note.
+        lines = r.stderr.strip().split("\n")
+        self.assertIn("training", lines[0])
+        reports = [json.loads(line) for line in lines[1:]]
+        self.assertEqual([p["step"] for p in reports], list(range(10, 201, 10)))
+        self.assertIn("val_loss", reports[-1])
+        self.assertEqual(sorted(os.listdir(out)), ["checkpoint.json", "vocab.json", "weights.json"])
+
+        p = run("predict", "-m", out, "-k", "1", "once upon a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split()[0], "time")
+        p = run("predict", "-m", out, "-k", "1", "the cat saw a big")
+        self.assertEqual(p.stdout.split()[0], "dog")
+
+        e = run("eval", self.text, "-m", out, "-f", "json")
+        self.assertEqual(e.returncode, 0, e.stderr)
+        result = json.loads(e.stdout)
+        self.assertEqual(list(result), ["documents", "tokens", "unknown_rate", "cross_entropy",
+                                        "perplexity", "top1", "top5"])
+        self.assertEqual(result["documents"], 40)
+        self.assertEqual(result["unknown_rate"], 0)
+        self.assertGreater(result["top1"], 0.8)
+        self.assertAlmostEqual(result["perplexity"], 2.718281828 ** result["cross_entropy"], 5)
+        text = run("eval", self.text, "-m", out).stdout
+        self.assertIn("perplexity", text)
+
+    def test_same_seed_same_model(self):
+        out, r = self.train("--steps", "30")
+        first = read(os.path.join(out, "weights.json"))
+        out, r = self.train("--steps", "30")
+        self.assertEqual(first, read(os.path.join(out, "weights.json")))
+        out, r = self.train("--steps", "30", "--seed", "2")
+        self.assertNotEqual(first, read(os.path.join(out, "weights.json")))
+
+    def test_ctrl_c_saves_and_resume_reaches_the_uninterrupted_weights(self):
+        steps = ["--steps", "1500", "--log-every", "1", "--checkpoint-every", "0"]
+        whole, r = self.train(*steps)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        expected = read(os.path.join(whole, "weights.json"))
+
+        out = os.path.join(self.tmp, "stopped")
+        process = subprocess.Popen([NEXTWORD, "train", self.text, "-o", out, *TINY, *steps],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process.stderr.readline()  # the opening note
+        process.stderr.readline()  # the first step is done
+        process.send_signal(2)  # SIGINT, as Ctrl-C sends
+        stdout, stderr = process.communicate(timeout=120)
+        self.assertEqual(process.returncode, INTERRUPTED, stderr)
+        self.assertIn("nextword train --resume " + out, stderr)
+        self.assertFalse(json.loads(stdout)["completed"] if stdout.startswith("{") else False)
+        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
+            stopped_at = json.load(f)["step"]
+        self.assertLess(stopped_at, 1500)
+        p = run("predict", "-m", out, "once upon a")  # what was saved loads
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+        r = run("train", "--resume", out, "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["steps"], 1500)
+        self.assertEqual(expected, read(os.path.join(out, "weights.json")))
+
+    def test_errors(self):
+        r = run("train", os.path.join(self.tmp, "missing.txt"), "-o", self.tmp + "/m")
+        self.assertEqual(r.returncode, IO)
+        self.assertIn("missing.txt", r.stderr)
+        self.assertEqual(r.stdout, "")
+        r = run("train", self.text, "-o", self.tmp + "/m", "--heads", "0")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertEqual(r.stdout, "")
+        r = run("train", self.text, "-o", self.tmp + "/m", "--positional", "rotary")
+        self.assertEqual(r.returncode, USAGE)
+        r = run("train", self.text)
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("--output", r.stderr)
+        r = run("train", "--resume", self.tmp)
+        self.assertEqual(r.returncode, IO)
+        self.assertIn("checkpoint.json", r.stderr)
+        r = run("eval", os.path.join(self.tmp, "missing.txt"), "-m",
+                os.path.join(DATA, "examples", "fruit"))
+        self.assertEqual(r.returncode, IO)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(len(r.stderr.strip().split("\n")), 1)
+
+
+if __name__ == "__main__":
+    cli_common.main(sys.modules[__name__])
