@@ -119,7 +119,7 @@ void embedding_forward(float* X, const float* E, const int* ids, int T, int d) {
 }
 
 void position_forward(float* X, const float* P, int T, int d) {
-  residual_forward(X, P, static_cast<size_t>(T) * static_cast<size_t>(d));
+  accumulate(X, P, area(T, d));
 }
 
 void sinusoid_forward(float* X, int T, int d) {
@@ -219,8 +219,12 @@ void relu_forward(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-void residual_forward(float* X, const float* O, size_t n) {
-  for (size_t i = 0; i < n; ++i) X[i] += O[i];
+void residual_forward(float* out, const float* X, const float* O, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = X[i] + O[i];
+}
+
+void accumulate(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,

@@ -7,6 +7,11 @@
 
 namespace nextword {
 
+void residual_backward(float* dX, float* dO, const float* d_out, size_t n) {
+  accumulate(dX, d_out, n);
+  accumulate(dO, d_out, n);
+}
+
 // Multiplying by the mask is its own derivative.
 void dropout_backward(float* dx, const float* mask, size_t n) { dropout_forward(dx, mask, n); }
 
@@ -49,7 +54,7 @@ void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d
 }
 
 void position_backward(float* dP, const float* dX, int T, int d) {
-  residual_forward(dP, dX, area(T, d));
+  accumulate(dP, dX, area(T, d));
 }
 
 void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,

@@ -51,14 +51,9 @@ std::vector<Case> cases() {
   return all;
 }
 
-double loss_of(const Model& m, RunState& s, const std::vector<int>& ids,
+double loss_of(const Model& m, Activations& s, const std::vector<int>& ids,
                const std::vector<int>& targets, int B, int T, float dropout) {
-  ForwardOptions o;
-  o.all_positions = true;
-  o.keep_activations = true;
-  o.dropout = dropout;
-  o.seed = 42;
-  forward(m, s, ids.data(), B, T, o);
+  forward(m, s, ids.data(), B, T, Dropout{dropout, 42});
   return loss_forward_backward(s, targets.data(), m.config.vocab_size);
 }
 
@@ -74,7 +69,7 @@ TEST_CASE("backward matches finite differences for every config option", "[gradi
         ids.push_back((i * 7 + 3) % V);
         targets.push_back((i * 5 + 1) % V);
       }
-      RunState s;
+      Activations s;
       GradState g;
       const auto n = static_cast<size_t>(m.weights.parameter_count());
       std::vector<float> grads(n, 0.0f);
