@@ -118,9 +118,7 @@ void embedding_forward(float* X, const float* E, const int* ids, int T, int d) {
   }
 }
 
-void position_forward(float* X, const float* P, int T, int d) {
-  accumulate(X, P, area(T, d));
-}
+void position_forward(float* X, const float* P, int T, int d) { accumulate(X, P, area(T, d)); }
 
 void sinusoid_forward(float* X, int T, int d) {
   for (int p = 0; p < T; ++p) {

@@ -53,9 +53,7 @@ void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d
   }
 }
 
-void position_backward(float* dP, const float* dX, int T, int d) {
-  accumulate(dP, dX, area(T, d));
-}
+void position_backward(float* dP, const float* dX, int T, int d) { accumulate(dP, dX, area(T, d)); }
 
 void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,
                         const float* in, const float* weight, int T, int d, float eps) {
