@@ -46,18 +46,21 @@ void embed_backward(const Gradients& G, const Model& model, const float* dX, con
 // head_i = A_i V_i, A_i = softmax(Q_i K_i^T * scale + M) per sequence, and
 // [Q | K | V] = norm1(a.X_in) [W_q | W_k | W_v] + b. A [per b h, T_b, T_b] is
 // this layer's attention; O [N, d] is scratch for the branch. Layer l's masks
-// are drawn from site 4l+1 (A) and 4l+2 (O) of `dropout`.
+// are drawn from site 4l+1 (A) and 4l+2 (O) of `dropout`. Without a residual
+// connection (Config::residual false), X_mid is the branch alone.
 void attention_block_forward(const Config& c, const LayerWeights& w, int l,
                              const Sequences& sequences, LayerActivations& a, float* A, float* O,
                              const Dropout& dropout);
-// dX: on entry d loss / d X_mid, on return d loss / d X_in.
+// dX: on entry d loss / d X_mid, on return d loss / d X_in. The sequences are
+// B windows of one length T, as in training.
 void attention_block_backward(const Config& c, const LayerWeights& w, const Gradients& G,
                               const Sequences& sequences, const LayerActivations& a, const float* A,
                               float dropout, GradState& g);
 
 // X_out = a.X_mid + drop(act(norm2(a.X_mid) W_in + b_in) W_out + b_out), or
 // X_out = a.X_mid without a feed-forward block (d_ff = 0). X_out may be
-// a.X_in. F [N, d] is scratch for the branch; the mask is site 4l+3.
+// a.X_in. F [N, d] is scratch for the branch; the mask is site 4l+3. As
+// above, X_out is the branch alone without a residual connection.
 void ffn_block_forward(const Config& c, const LayerWeights& w, int l, int N, LayerActivations& a,
                        float* F, float* X_out, const Dropout& dropout);
 // dX: on entry d loss / d X_out, on return d loss / d X_mid.
