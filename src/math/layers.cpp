@@ -12,6 +12,7 @@
 
 #include "base/random.h"
 #include "base/threading.h"
+#include "math/kernels.h"
 
 // The element loops below are compiled for AVX-512, AVX2 and plain x86-64,
 // and the best the CPU has is picked when the program starts.
@@ -82,61 +83,6 @@ NEXTWORD_VECTOR_CLONES void gelu_block(float* x, size_t n, float c, float cubic)
   }
 }
 
-// Row loops over this many floats are worth spreading over the threads.
-constexpr size_t kParallelRows = 1 << 14;
-
-// Reductions in eight independent lanes, so that they vectorize without
-// reordering any single chain of additions.
-constexpr int kLanes = 8;
-
-double sum_of(const float* x, int n) {
-  double lane[kLanes] = {};
-  int j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int k = 0; k < kLanes; ++k) lane[k] += x[j + k];
-  }
-  double total = 0.0;
-  for (int k = 0; k < kLanes; ++k) total += lane[k];
-  for (; j < n; ++j) total += x[j];
-  return total;
-}
-
-double squared_deviation(const float* x, int n, double mean) {
-  double lane[kLanes] = {};
-  int j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int k = 0; k < kLanes; ++k) lane[k] += (x[j + k] - mean) * (x[j + k] - mean);
-  }
-  double total = 0.0;
-  for (int k = 0; k < kLanes; ++k) total += lane[k];
-  for (; j < n; ++j) total += (x[j] - mean) * (x[j] - mean);
-  return total;
-}
-
-float max_of(const float* x, int n) {
-  float lane[kLanes];
-  for (float& m : lane) m = -std::numeric_limits<float>::infinity();
-  int j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    for (int k = 0; k < kLanes; ++k) lane[k] = x[j + k] > lane[k] ? x[j + k] : lane[k];
-  }
-  float m = lane[0];
-  for (int k = 1; k < kLanes; ++k) m = lane[k] > m ? lane[k] : m;
-  for (; j < n; ++j) m = x[j] > m ? x[j] : m;
-  return m;
-}
-
-struct RowStatistics {
-  double mean, rstd;  // rstd = 1 / sqrt(biased variance + eps)
-};
-
-// Accumulated in double: rows can be long and values far from zero.
-RowStatistics row_statistics(const float* x, int d, float eps) {
-  const double mean = sum_of(x, d) / d;
-  const double var = squared_deviation(x, d, mean) / d;
-  return {mean, 1.0 / std::sqrt(var + eps)};
-}
-
 NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float* weight,
                                           const float* bias, int d, float eps) {
   const auto [mean, rstd] = row_statistics(x, d, eps);
@@ -172,9 +118,7 @@ void embedding_forward(float* X, const float* E, const int* ids, int T, int d) {
   }
 }
 
-void position_forward(float* X, const float* P, int T, int d) {
-  residual_forward(X, P, static_cast<size_t>(T) * static_cast<size_t>(d));
-}
+void position_forward(float* X, const float* P, int T, int d) { accumulate(X, P, area(T, d)); }
 
 void sinusoid_forward(float* X, int T, int d) {
   for (int p = 0; p < T; ++p) {
@@ -260,13 +204,6 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
   }
 }
 
-namespace {
-const float kGeluC = std::sqrt(2.0f / static_cast<float>(M_PI));
-constexpr float kGeluCubic = 0.044715f;
-// Element loops this long are worth spreading over the threads.
-constexpr size_t kParallelElements = 1 << 15;
-}  // namespace
-
 void gelu_forward(float* x, size_t n) {
   constexpr size_t kBlock = 4096;
   const size_t blocks = (n + kBlock - 1) / kBlock;
@@ -280,8 +217,12 @@ void relu_forward(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-void residual_forward(float* X, const float* O, size_t n) {
-  for (size_t i = 0; i < n; ++i) X[i] += O[i];
+void residual_forward(float* out, const float* X, const float* O, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = X[i] + O[i];
+}
+
+void accumulate(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
@@ -309,9 +250,6 @@ void dropout_forward(float* x, const float* mask, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] *= mask[i];
 }
 
-// Multiplying by the mask is its own derivative.
-void dropout_backward(float* dx, const float* mask, size_t n) { dropout_forward(dx, mask, n); }
-
 double crossentropy_forward_backward(float* logits, const int* targets, int N, int V, float scale) {
   std::vector<double> losses(static_cast<size_t>(N));
 #pragma omp parallel for schedule(static) if (area(N, V) >= kParallelRows)
@@ -328,134 +266,6 @@ double crossentropy_forward_backward(float* logits, const int* targets, int N, i
   double loss = 0.0;  // summed in order, so the total does not depend on threads
   for (double l : losses) loss += l;
   return loss;
-}
-
-namespace {
-// db[n] += sum over rows of d_out[T, n]
-void column_sums(float* db, const float* d_out, int T, int n) {
-  if (db == nullptr) return;
-  for (int t = 0; t < T; ++t) {
-    const float* row = d_out + area(t, n);
-    for (int j = 0; j < n; ++j) db[j] += row[j];
-  }
-}
-}  // namespace
-
-void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, const float* in,
-                     const float* W, int T, int m, int n) {
-  if (d_in != nullptr) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, m, n, 1.0f, d_out, n, W, n, 1.0f, d_in,
-                m);
-  }
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, T, 1.0f, in, m, d_out, n, 1.0f, dW, n);
-  column_sums(db, d_out, T, n);
-}
-
-void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
-                         const float* C, int N, int d, int V) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, d, V, 1.0f, dlogits, V, C, d, 1.0f, dZ,
-              d);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, d, N, 1.0f, dlogits, V, Z, d, 1.0f, dC,
-              d);
-  column_sums(dc, dlogits, N, V);
-}
-
-void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d) {
-  for (int t = 0; t < T; ++t) {
-    float* e = dE + area(ids[t], d);
-    const float* x = dX + area(t, d);
-    for (int j = 0; j < d; ++j) e[j] += x[j];
-  }
-}
-
-void position_backward(float* dP, const float* dX, int T, int d) {
-  residual_forward(dP, dX, area(T, d));
-}
-
-void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,
-                        const float* in, const float* weight, int T, int d, float eps) {
-  // d_in: rows are independent.
-#pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
-  for (int t = 0; t < T; ++t) {
-    const float* x = in + area(t, d);
-    const float* dy = d_out + area(t, d);
-    float* dx = d_in + area(t, d);
-    const auto [mean, rstd] = row_statistics(x, d, eps);
-    // dnorm = dy * weight; dx = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm))
-    double dnorm_mean = 0.0, dnorm_norm_mean = 0.0;
-    for (int j = 0; j < d; ++j) {
-      const double dnorm = static_cast<double>(dy[j]) * weight[j];
-      dnorm_mean += dnorm;
-      dnorm_norm_mean += dnorm * (x[j] - mean) * rstd;
-    }
-    dnorm_mean /= d;
-    dnorm_norm_mean /= d;
-    for (int j = 0; j < d; ++j) {
-      const double norm = (x[j] - mean) * rstd;
-      const double dnorm = static_cast<double>(dy[j]) * weight[j];
-      dx[j] += static_cast<float>(rstd * (dnorm - dnorm_mean - norm * dnorm_norm_mean));
-    }
-  }
-  // d_weight, d_bias: sums over rows, in row order (the same at any thread count).
-  for (int t = 0; t < T; ++t) {
-    const float* x = in + area(t, d);
-    const float* dy = d_out + area(t, d);
-    const auto [mean, rstd] = row_statistics(x, d, eps);
-    for (int j = 0; j < d; ++j) {
-      d_weight[j] += static_cast<float>((x[j] - mean) * rstd) * dy[j];
-      d_bias[j] += dy[j];
-    }
-  }
-}
-
-void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
-                        const float* A, const float* mask, const float* A_dropped, const float* Q,
-                        const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
-                        float scale, int ld_qkv) {
-  const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
-  const int qk_ld = ld_qkv > 0 ? ld_qkv : qk_width, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
-  const size_t TT = area(T, T);
-  for (int i = 0; i < n_heads; ++i) {
-    const float* A_i = A + static_cast<size_t>(i) * TT;
-    const float* A_used = mask != nullptr ? A_dropped + static_cast<size_t>(i) * TT : A_i;
-    const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
-    const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
-    // head_i = A_i V_i:  dA_i = dhead_i V_i^T;  dV_i = A_i^T dhead_i
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_v, 1.0f, d_heads + v_column,
-                v_width, V + v_column, v_ld, 0.0f, dS, T);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
-                d_heads + v_column, v_width, 0.0f, dV + v_column, v_width);
-    if (mask != nullptr) dropout_backward(dS, mask + static_cast<size_t>(i) * TT, TT);
-    // A = softmax(S) by rows: dS = A * (dA - sum_k A dA), times the scale of S = Q K^T * scale.
-    // Masked entries have A = 0, so they get no gradient.
-    for (int q = 0; q < T; ++q) {
-      const float* a = A_i + area(q, T);
-      float* ds = dS + area(q, T);
-      double dot = 0.0;
-      for (int k = 0; k < T; ++k) dot += static_cast<double>(a[k]) * ds[k];
-      for (int k = 0; k < T; ++k) ds[k] = a[k] * (ds[k] - static_cast<float>(dot)) * scale;
-    }
-    // S_i = Q_i K_i^T:  dQ_i = dS K_i;  dK_i = dS^T Q_i
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, K + qk_column,
-                qk_ld, 0.0f, dQ + qk_column, qk_width);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, Q + qk_column,
-                qk_ld, 0.0f, dK + qk_column, qk_width);
-  }
-}
-
-void gelu_backward(float* dx, const float* x, const float* dy, size_t n) {
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-  for (size_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float th = std::tanh(kGeluC * (v + kGeluCubic * v * v * v));
-    const float grad = 0.5f * (1.0f + th) +
-                       0.5f * v * (1.0f - th * th) * kGeluC * (1.0f + 3.0f * kGeluCubic * v * v);
-    dx[i] = dy[i] * grad;
-  }
-}
-
-void relu_backward(float* dx, const float* x, const float* dy, size_t n) {
-  for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
 
 }  // namespace nextword

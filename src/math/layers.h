@@ -70,8 +70,12 @@ void gelu_forward(float* x, size_t n);
 // x[n] = max(x, 0)
 void relu_forward(float* x, size_t n);
 
-// X[n] += O[n]
-void residual_forward(float* X, const float* O, size_t n);
+// out[n] = X[n] + O[n]: the residual connection around a block whose output
+// is O. `out` may be X.
+void residual_forward(float* out, const float* X, const float* O, size_t n);
+
+// y[n] += x[n]
+void accumulate(float* y, const float* x, size_t n);
 
 // logits[N, V] = Z[N, d] C[V, d]^T (+ c[V] on every row): the classifier on N
 // context vectors at once (training and evaluation).
@@ -126,6 +130,9 @@ void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float*
 // dx[n] = dy[n] * act'(x[n]), x the input of the activation (in place on dy allowed)
 void gelu_backward(float* dx, const float* x, const float* dy, size_t n);
 void relu_backward(float* dx, const float* x, const float* dy, size_t n);
+
+// Through out = X + O:  dX[n] += d_out;  dO[n] += d_out
+void residual_backward(float* dX, float* dO, const float* d_out, size_t n);
 
 // dx[n] *= mask[n]
 void dropout_backward(float* dx, const float* mask, size_t n);

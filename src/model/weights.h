@@ -18,11 +18,23 @@
 
 namespace nextword {
 
+// What a tensor is to the model, which decides how training starts it and
+// whether weight decay applies (train/trainer.cpp) and how the test models
+// fill it.
+enum class TensorRole {
+  kMatrix,              // W_q, W_k, W_v, W_in, E, P, C: N(0, std), decayed
+  kResidualProjection,  // W_o, W_out, which feed the residual stream: N(0, std / sqrt(2 L)),
+                        // decayed
+  kGain,                // a norm's weight: 1, not decayed
+  kBias,                // a norm's or a projection's bias: 0, not decayed
+};
+
 struct TensorSpec {
   std::string name;            // e.g. "layers.0.attn.w_q"
   std::vector<int64_t> shape;  // row-major
   bool optional = false;       // biases of the attention block and the classifier
-  int64_t size() const;        // number of floats
+  TensorRole role = TensorRole::kMatrix;
+  int64_t size() const;  // number of floats
 };
 
 // Every tensor a model of this config may hold, in a fixed order.

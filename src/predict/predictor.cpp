@@ -75,9 +75,9 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
     Prediction& p = predictions[b];
     p.input = std::move(inputs[b]);
     if (with_attention) {
-      for (const LayerState& layer : state_.layers) {
-        p.attention.insert(p.attention.end(), layer.A.begin() + state_.A_starts[b],
-                           layer.A.begin() + state_.A_starts[b + 1]);
+      for (const std::vector<float>& A : state_.A) {
+        p.attention.insert(p.attention.end(), A.begin() + state_.sequences.A_starts[b],
+                           A.begin() + state_.sequences.A_starts[b + 1]);
       }
     }
   }
@@ -102,8 +102,8 @@ void Predictor::rank(int b, int k, Prediction& p) const {
 
 std::span<const float> Predictor::logits() const {
   const auto V = static_cast<size_t>(model_.config.vocab_size);
-  if (state_.B == 0) return {};
-  return {state_.logits.data() + (static_cast<size_t>(state_.B) - 1) * V, V};
+  if (state_.sequences.B == 0) return {};
+  return {state_.logits.data() + (static_cast<size_t>(state_.sequences.B) - 1) * V, V};
 }
 
 }  // namespace nextword

@@ -4,17 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/error.h"
 #include "base/random.h"
 #include "base/threading.h"
 #include "math/layers.h"
-#include "model/base64.h"
-#include "model/model_writer.h"
-#include "model/weights_file.h"
+#include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
@@ -22,54 +18,9 @@
 namespace nextword {
 namespace {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kCheckpointFormat = "nextword-checkpoint";
-
 Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
-
-// Every option a checkpoint records, each named once: `field(name, member)`
-// is called for each, for writing and for reading alike.
-template <typename Options, typename Field>
-void visit_options(Options& o, Field field) {
-  field("corpus", o.corpus);
-  field("vocab_size", o.vocab_size);
-  field("attention_bias", o.attention_bias);
-  field("classifier_bias", o.classifier_bias);
-  field("batch", o.batch);
-  field("steps", o.steps);
-  field("warmup", o.warmup);
-  field("lr", o.lr);
-  field("min_lr", o.min_lr);
-  field("weight_decay", o.weight_decay);
-  field("beta1", o.adamw.beta1);
-  field("beta2", o.adamw.beta2);
-  field("eps", o.adamw.eps);
-  field("clip", o.clip);
-  field("dropout", o.dropout);
-  field("init_std", o.init_std);
-  field("val_fraction", o.val_fraction);
-  field("eval_every", o.eval_every);
-  field("log_every", o.log_every);
-  field("checkpoint_every", o.checkpoint_every);
-  field("seed", o.seed);
-  field("threads", o.threads);
-}
-
-json options_to_json(const TrainOptions& o) {
-  json j;
-  j["model"] = config_to_json(o.model);
-  visit_options(o, [&j](const char* name, const auto& value) { j[name] = value; });
-  return j;
-}
-
-TrainOptions options_from_json(const json& j, const std::string& file) {
-  TrainOptions o;
-  o.model = parse_config(j.at("model"), file);
-  visit_options(o, [&j](const char* name, auto& value) { j.at(name).get_to(value); });
-  return o;
-}
 
 void check_options(const TrainOptions& o) {
   const Config& c = o.model;
@@ -107,26 +58,21 @@ std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) 
   return present;
 }
 
-// GPT-2's initialization: matrices N(0, init_std), the projections that feed
-// the residual stream scaled by 1/sqrt(2 L), norm gains 1, biases 0.
+// GPT-2's initialization, by each tensor's role (TensorRole): matrices
+// N(0, init_std), the projections that feed the residual stream scaled by
+// 1/sqrt(2 L), norm gains 1, biases 0.
 void initialize(Weights& w, const TrainOptions& o, const Config& c) {
   uint64_t counter = 0;
   for (size_t t = 0; t < w.tensors().size(); ++t) {
     const TensorSpec& spec = w.tensors()[t];
     float* data = w.mutable_data(t);
     const auto n = static_cast<size_t>(spec.size());
-    if (spec.shape.size() == 1) {
-      const float value = spec.name.ends_with("norm1.weight") ||
-                                  spec.name.ends_with("norm2.weight") ||
-                                  spec.name == "final_norm.weight"
-                              ? 1.0f
-                              : 0.0f;
-      std::fill(data, data + n, value);
-      continue;
-    }
     double std = o.init_std;
-    if (spec.name.ends_with("attn.w_o") || spec.name.ends_with("ffn.w_out")) {
-      std /= std::sqrt(2.0 * std::max(c.n_layers, 1));
+    switch (spec.role) {
+      case TensorRole::kGain: std::fill(data, data + n, 1.0f); continue;
+      case TensorRole::kBias: std::fill(data, data + n, 0.0f); continue;
+      case TensorRole::kResidualProjection: std /= std::sqrt(2.0 * std::max(c.n_layers, 1)); break;
+      case TensorRole::kMatrix: break;
     }
     for (size_t i = 0; i < n; ++i, ++counter) {
       // Box-Muller on two independent uniforms.
@@ -137,11 +83,6 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
   }
 }
 
-struct CorpusFile {
-  std::string path;
-  int64_t bytes = 0;
-};
-
 int64_t file_size(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -149,11 +90,11 @@ int64_t file_size(const std::string& path) {
   return static_cast<int64_t>(size);
 }
 
-// Everything a run is: the model, the optimizer state and the data.
+// Everything a run is: the model, the training state and the data.
 struct Run {
   TrainOptions options;
   Model model;
-  std::optional<Optimizer> optimizer;
+  std::optional<TrainingState> training;
   TokenStream data;
   std::vector<int64_t> corpus_bytes;
   int step = 0;        // steps done
@@ -174,18 +115,6 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos};
-}
-
-// vocab.json and weights.json; and weights.safetensors when the directory
-// has one, since `--model DIR` reads that first and must not find it stale.
-void save_trained_model(const Model& m) {
-  save_model(m, m.paths);
-  const std::string binary =
-      (std::filesystem::path(m.paths.weights).parent_path() / "weights.safetensors").string();
-  std::error_code ec;
-  if (std::filesystem::exists(binary, ec)) {
-    write_file_atomically(binary, encode_weights(m.config, m.weights, WeightsFormat::kSafetensors));
-  }
 }
 
 void load_data(Run& run, const std::vector<Document>& documents) {
@@ -217,7 +146,8 @@ void sample_batch(const Run& run, int step, std::vector<int>& inputs, std::vecto
 }
 
 // Mean loss over consecutive windows of the validation stream (no dropout).
-std::optional<double> validation_loss(Run& run, RunState& state) {
+std::optional<double> validation_loss(Run& run) {
+  RunState& state = run.training->validation;
   const auto& val = run.data.val;
   if (val.size() < 2) return std::nullopt;
   const int T = std::min<int>(run.options.model.max_len, static_cast<int>(val.size()) - 1);
@@ -237,63 +167,15 @@ std::optional<double> validation_loss(Run& run, RunState& state) {
     ForwardOptions fo;
     fo.all_positions = true;
     forward(run.model, state, inputs.data(), count, T, fo);
-    total += loss_forward_backward(state, targets.data(), run.model.config.vocab_size) * count;
+    total += mean_loss_forward_backward(state.logits.data(), targets.data(), count * T,
+                                        run.model.config.vocab_size) *
+             count;
   }
   return total / static_cast<double>(windows);
 }
 
-std::string b64_of(const std::vector<float>& v) {
-  return base64_encode({reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)});
-}
-
-std::string b64_of(const Weights& w) {
-  return base64_encode({reinterpret_cast<const char*>(w.values()),
-                        static_cast<size_t>(w.parameter_count()) * sizeof(float)});
-}
-
-void decode_into(float* out, size_t n, const json& j, const std::string& file, const char* field) {
-  std::optional<std::string> bytes = base64_decode(j.at(field).get<std::string>());
-  if (!bytes || bytes->size() != n * sizeof(float)) {
-    throw model_error(file, field, "does not hold " + std::to_string(n) + " float32 values");
-  }
-  std::memcpy(out, bytes->data(), bytes->size());
-}
-
-std::string checkpoint_path(const std::string& dir) { return dir + "/checkpoint.json"; }
-
-void save_checkpoint(const Run& run) {
-  json j;
-  j["format"] = kCheckpointFormat;
-  j["version"] = 1;
-  j["step"] = run.step;
-  j["elapsed_seconds"] = run.elapsed;
-  j["options"] = options_to_json(run.options);
-  j["corpus_bytes"] = run.corpus_bytes;
-  j["vocab"] = run.model.vocab.words();
-  j["params"] = b64_of(run.model.weights);
-  j["adam_m"] = b64_of(run.optimizer->m);
-  j["adam_v"] = b64_of(run.optimizer->v);
-  // The model first: a checkpoint never points past the weights on disk.
-  save_trained_model(run.model);
-  write_file_atomically(checkpoint_path(run.options.out_dir), j.dump() + "\n");
-}
-
 void set_threads(int threads) {
   set_threading(Threading::kBlas, threads > 0 ? threads : available_cores());
-}
-
-// Temporary files of a run that was killed while writing (FILE.tmp.PID, see
-// write_file_atomically): never read, so removed when a run starts.
-void remove_stale_temporaries(const std::string& dir) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    for (const char* file :
-         {"vocab.json", "weights.json", "weights.safetensors", "checkpoint.json"}) {
-      if (name.rfind(std::string(file) + ".tmp.", 0) == 0)
-        std::filesystem::remove(entry.path(), ec);
-    }
-  }
 }
 
 TrainSummary run_training(Run& run, const TrainHooks& hooks) {
@@ -353,9 +235,9 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
     const int step = run.step;
     sample_batch(run, step, inputs, targets);
     last_loss = train_step(
-        run.model, *run.optimizer, o, step, inputs.data(), targets.data(), o.batch, c.max_len,
+        run.model, *run.training, o, step, inputs.data(), targets.data(), o.batch, c.max_len,
         random_bits(o.seed, RandomStream::kDropout, static_cast<uint64_t>(step), 0));
-    grad_norm = run.optimizer->grad_norm;
+    grad_norm = run.training->grad_norm;
     run.step = step + 1;
     loss_sum += last_loss;
     ++loss_count;
@@ -363,15 +245,13 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
     const bool last = run.step == o.steps;
     const bool stopping = !last && hooks.should_stop && hooks.should_stop();
     const bool evaluate = last || (o.eval_every > 0 && run.step % o.eval_every == 0);
-    if (evaluate) val_loss = validation_loss(run, run.optimizer->state);
+    if (evaluate) val_loss = validation_loss(run);
     if (evaluate || last || stopping || (o.log_every > 0 && run.step % o.log_every == 0)) {
       report(evaluate);
     }
     if (last || stopping || (o.checkpoint_every > 0 && run.step % o.checkpoint_every == 0)) {
-      const double elapsed_before = run.elapsed;
-      run.elapsed = elapsed_before + seconds_since_start();
-      save_checkpoint(run);
-      run.elapsed = elapsed_before;
+      const RunRecord record{o, run.step, run.elapsed + seconds_since_start(), run.corpus_bytes};
+      save_checkpoint(record, run.model, run.training->m, run.training->v);
     }
     if (stopping) {
       summary.stopped = true;
@@ -389,15 +269,18 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
 
 }  // namespace
 
-Optimizer::Optimizer(const Weights& weights) {
+TrainingState::TrainingState(const Weights& weights) {
   const auto n = static_cast<size_t>(weights.parameter_count());
   grads.assign(n, 0.0f);
   m.assign(n, 0.0f);
   v.assign(n, 0.0f);
-  for (const TensorSpec& spec : weights.tensors()) decayed.push_back(spec.shape.size() == 2);
+  for (const TensorSpec& spec : weights.tensors()) {
+    decayed.push_back(spec.role == TensorRole::kMatrix ||
+                      spec.role == TensorRole::kResidualProjection);
+  }
 }
 
-double Optimizer::update(Weights& w, const TrainOptions& o, int s) {
+double TrainingState::update(Weights& w, const TrainOptions& o, int s) {
   grad_norm = gradient_norm(grads.data(), grads.size());
   if (o.clip > 0 && grad_norm > o.clip) {
     const auto scale = static_cast<float>(o.clip / grad_norm);
@@ -414,18 +297,13 @@ double Optimizer::update(Weights& w, const TrainOptions& o, int s) {
   return grad_norm;
 }
 
-double train_step(Model& model, Optimizer& optimizer, const TrainOptions& o, int s,
+double train_step(Model& model, TrainingState& training, const TrainOptions& o, int s,
                   const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed) {
-  ForwardOptions fo;
-  fo.all_positions = true;
-  fo.keep_activations = true;  // for backward()
-  fo.dropout = o.dropout;
-  fo.seed = dropout_seed;
-  forward(model, optimizer.state, inputs, B, T, fo);
-  const double loss = loss_forward_backward(optimizer.state, targets, model.config.vocab_size);
-  std::fill(optimizer.grads.begin(), optimizer.grads.end(), 0.0f);
-  backward(model, optimizer.state, optimizer.grad_state, optimizer.grads.data());
-  optimizer.update(model.weights, o, s);
+  forward(model, training.activations, inputs, B, T, Dropout{o.dropout, dropout_seed});
+  const double loss = loss_forward_backward(training.activations, targets, model.config.vocab_size);
+  std::fill(training.grads.begin(), training.grads.end(), 0.0f);
+  backward(model, training.activations, training.grad_state, training.grads.data());
+  training.update(model.weights, o, s);
   return loss;
 }
 
@@ -448,37 +326,21 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
                                            options.model.bos_token));
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
-  run.optimizer.emplace(run.model.weights);
+  run.training.emplace(run.model.weights);
   load_data(run, documents);
   return run_training(run, hooks);
 }
 
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                              std::optional<int> threads) {
-  const std::string file = checkpoint_path(dir);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ExitCode::kIo, file + ": cannot open: no checkpoint to resume from");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw model_error(file, "", std::string("not a valid checkpoint: ") + e.what());
-  }
-  if (j.value("format", "") != kCheckpointFormat || j.value("version", 0) != 1) {
-    throw model_error(file, "format", "not a nextword checkpoint of version 1");
-  }
+  const Checkpoint checkpoint(dir);
   Run run;
-  try {
-    run.options = options_from_json(j.at("options"), file);
-    run.options.out_dir = dir;
-    if (threads) run.options.threads = *threads;
-    run.step = j.at("step").get<int>();
-    run.elapsed = j.at("elapsed_seconds").get<double>();
-    run.corpus_bytes = j.at("corpus_bytes").get<std::vector<int64_t>>();
-    run.model = make_model(run.options, j.at("vocab").get<std::vector<std::string>>());
-  } catch (const json::exception& e) {
-    throw model_error(file, "", std::string("not a valid checkpoint: ") + e.what());
-  }
+  run.options = checkpoint.record.options;
+  if (threads) run.options.threads = *threads;
+  run.step = checkpoint.record.step;
+  run.elapsed = checkpoint.record.elapsed_seconds;
+  run.corpus_bytes = checkpoint.record.corpus_bytes;
+  run.model = make_model(run.options, checkpoint.vocab);
   for (size_t i = 0; i < run.options.corpus.size(); ++i) {
     if (i >= run.corpus_bytes.size() || file_size(run.options.corpus[i]) != run.corpus_bytes[i]) {
       throw Error(ExitCode::kIo, run.options.corpus[i] +
@@ -486,11 +348,11 @@ TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
     }
   }
   set_threads(run.options.threads);
-  run.optimizer.emplace(run.model.weights);
+  run.training.emplace(run.model.weights);
   const auto n = static_cast<size_t>(run.model.weights.parameter_count());
-  decode_into(run.model.weights.values(), n, j, file, "params");
-  decode_into(run.optimizer->m.data(), n, j, file, "adam_m");
-  decode_into(run.optimizer->v.data(), n, j, file, "adam_v");
+  checkpoint.restore("params", run.model.weights.values(), n);
+  checkpoint.restore("adam_m", run.training->m.data(), n);
+  checkpoint.restore("adam_v", run.training->v.data(), n);
   load_data(run, read_documents(run.options.corpus, run.options.model.tokenizer));
   return run_training(run, hooks);
 }

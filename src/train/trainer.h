@@ -79,15 +79,17 @@ struct TrainHooks {
   std::function<bool()> should_stop;  // checked after every step (Ctrl-C)
 };
 
-// The optimizer state of a run: gradients and AdamW's moments, each an arena
-// laid out like the model's weights (Weights::values()).
-struct Optimizer {
-  explicit Optimizer(const Weights& weights);
+// Everything training keeps from step to step besides the weights: the
+// gradients and AdamW's moments (arenas laid out like Weights::values()), the
+// step's activations and gradient buffers, and validation's scratch.
+struct TrainingState {
+  explicit TrainingState(const Weights& weights);
   std::vector<float> grads, m, v;
-  std::vector<bool> decayed;  // per tensor: weight decay applies (matrices only)
+  std::vector<bool> decayed;  // per tensor: weight decay applies (matrices, see TensorRole)
   double grad_norm = 0;       // of the last update, before clipping
-  RunState state;             // the step's activations
+  Activations activations;    // the step's forward pass, kept for backward
   GradState grad_state;
+  RunState validation;  // validation's forward passes (no dropout, nothing kept)
 
   // Clips the gradients to options.clip and applies AdamW with step s's
   // learning rate (s counted from 0). Returns the gradient norm before clipping.
@@ -96,7 +98,7 @@ struct Optimizer {
 
 // One training step, as `train` runs it: forward (with dropout), loss,
 // backward and update on the batch inputs/targets [B, T]. Returns the loss.
-double train_step(Model& model, Optimizer& optimizer, const TrainOptions& options, int s,
+double train_step(Model& model, TrainingState& training, const TrainOptions& options, int s,
                   const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed);
 
 // A fresh run. Throws Error (kUsage for bad options, kIo for files).

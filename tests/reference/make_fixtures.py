@@ -4,7 +4,7 @@ with the logits and attention the PyTorch reference computes for them.
 
     /usr/bin/python3 tests/reference/make_fixtures.py [--count 32]
 
-The C++ parity test (tests/unit/parity_test.cpp) loads each model with the
+The C++ parity test (tests/unit/transformer_parity_test.cpp) loads each model with the
 engine and compares against expected.json.
 """
 import argparse

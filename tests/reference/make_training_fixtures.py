@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Adds training.json to every model in tests/fixtures/parity: a random batch,
 its loss and every tensor's gradient from PyTorch autograd, and the losses of
-10 AdamW steps (train_ref.py). tests/unit/training_parity_test.cpp checks the
+10 AdamW steps (train_ref.py). tests/unit/backward_parity_test.cpp checks the
 C++ backward pass and optimizer against them.
 
     /usr/bin/python3 tests/reference/make_training_fixtures.py [ROOT]

@@ -30,9 +30,7 @@ inline Model random_model(Config c, bool attention_bias, bool classifier_bias, u
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, scale);
   for (size_t t = 0; t < w.tensors().size(); ++t) {
-    const std::string& name = w.tensors()[t].name;
-    const bool gain =
-        name.find("norm") != std::string::npos && name.find("weight") != std::string::npos;
+    const bool gain = w.tensors()[t].role == TensorRole::kGain;
     for (int64_t i = 0; i < w.tensors()[t].size(); ++i) {
       w.mutable_data(t)[i] = (gain ? 1.0f : 0.0f) + normal(rng);
     }

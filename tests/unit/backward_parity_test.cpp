@@ -54,12 +54,9 @@ TEST_CASE("gradients and AdamW steps match PyTorch autograd", "[training-parity]
     ++models;
 
     // Loss and gradients.
-    RunState state;
+    Activations state;
     GradState grad_state;
-    ForwardOptions all;
-    all.all_positions = true;
-    all.keep_activations = true;
-    forward(model, state, inputs.data(), B, T, all);
+    forward(model, state, inputs.data(), B, T, Dropout{});
     const double loss = loss_forward_backward(state, targets.data(), model.config.vocab_size);
     CHECK(std::abs(loss - want["loss"].get<double>()) <=
           kTolerance * std::abs(want["loss"].get<double>()));
@@ -101,16 +98,16 @@ TEST_CASE("gradients and AdamW steps match PyTorch autograd", "[training-parity]
     o.adamw.eps = a["eps"];
     o.clip = a["clip"];
     o.dropout = 0;
-    Optimizer optimizer(model.weights);
+    TrainingState training(model.weights);
     const json& losses = want["adamw_losses"];
     for (int s = 0; s < o.steps; ++s) {
-      const double l = train_step(model, optimizer, o, s, inputs.data(), targets.data(), B, T, 0);
+      const double l = train_step(model, training, o, s, inputs.data(), targets.data(), B, T, 0);
       const double expected = losses[static_cast<size_t>(s)].get<double>();
       INFO("step " << s);
       CHECK(std::abs(l - expected) <= kTolerance * std::abs(expected));
       worst_loss = std::max(worst_loss, std::abs(l / expected - 1));
     }
-    forward(model, state, inputs.data(), B, T, all);
+    forward(model, state, inputs.data(), B, T, Dropout{});
     const double final_loss = loss_forward_backward(state, targets.data(), model.config.vocab_size);
     const double expected = losses.back().get<double>();
     CHECK(std::abs(final_loss - expected) <= kTolerance * std::abs(expected));

@@ -1,10 +1,10 @@
 // Each formula of src/math/layers.h against values worked out by hand.
+#include "math/layers.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include "math/layers.h"
 
 using namespace nextword;
 

@@ -1,12 +1,14 @@
 // The backward pass against finite differences of the loss, on small random
 // models covering every config option of format v1 (and dropout).
+#include "transformer/backward.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "test_models.h"
-#include "transformer/backward.h"
 #include "transformer/transformer.h"
 
 using namespace nextword;
@@ -51,14 +53,9 @@ std::vector<Case> cases() {
   return all;
 }
 
-double loss_of(const Model& m, RunState& s, const std::vector<int>& ids,
+double loss_of(const Model& m, Activations& s, const std::vector<int>& ids,
                const std::vector<int>& targets, int B, int T, float dropout) {
-  ForwardOptions o;
-  o.all_positions = true;
-  o.keep_activations = true;
-  o.dropout = dropout;
-  o.seed = 42;
-  forward(m, s, ids.data(), B, T, o);
+  forward(m, s, ids.data(), B, T, Dropout{dropout, 42});
   return loss_forward_backward(s, targets.data(), m.config.vocab_size);
 }
 
@@ -74,7 +71,7 @@ TEST_CASE("backward matches finite differences for every config option", "[gradi
         ids.push_back((i * 7 + 3) % V);
         targets.push_back((i * 5 + 1) % V);
       }
-      RunState s;
+      Activations s;
       GradState g;
       const auto n = static_cast<size_t>(m.weights.parameter_count());
       std::vector<float> grads(n, 0.0f);
@@ -104,4 +101,45 @@ TEST_CASE("backward matches finite differences for every config option", "[gradi
       CHECK(std::sqrt(diff2 / norm2) < 2e-3);
     }
   }
+}
+
+TEST_CASE("backward refuses activations it cannot use", "[gradient]") {
+  const Model m = random_model(small_config(), false, false, 3);
+  const int B = 2, T = m.config.max_len, V = m.config.vocab_size;
+  std::vector<int> ids, targets;
+  for (int i = 0; i < B * T; ++i) {
+    ids.push_back((i * 3 + 2) % V);
+    targets.push_back((i * 7 + 1) % V);
+  }
+  std::vector<float> grads(static_cast<size_t>(m.weights.parameter_count()), 0.0f);
+  GradState g;
+  Activations a;
+  auto message = [&] {
+    try {
+      backward(m, a, g, grads.data());
+    } catch (const std::logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Never run forward.
+  CHECK(message() == "backward: needs a forward pass over B >= 1 windows of one length T");
+  // Forward, but the logits are still logits, not d loss / d logits.
+  forward(m, a, ids.data(), B, T, Dropout{});
+  CHECK(message() ==
+        "backward: run loss_forward_backward first: the logits are not d loss / d logits");
+  // A forward pass of another model (one layer fewer).
+  Config one_layer = small_config();
+  one_layer.n_layers = 1;
+  const Model other = random_model(one_layer, false, false, 3);
+  forward(other, a, ids.data(), B, T, Dropout{});
+  loss_forward_backward(a, targets.data(), V);
+  CHECK(message() == "backward: the activations are not of a forward pass of this model");
+  // Everything in order: no error, and the gradient is not zero.
+  forward(m, a, ids.data(), B, T, Dropout{});
+  loss_forward_backward(a, targets.data(), V);
+  CHECK(message() == "no error");
+  double norm = 0;
+  for (float x : grads) norm += static_cast<double>(x) * x;
+  CHECK(norm > 0);
 }

@@ -1,0 +1,74 @@
+// What the forward (layers.cpp) and backward (layers_backward.cpp) math of
+// math/layers.h share: reductions over a row, a row's mean and deviation,
+// GELU's constants, and how much work is worth waking the threads for.
+// Inline, so that the vectorized clones of layers.cpp inline them too.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+namespace nextword {
+
+// Row loops over this many floats are worth spreading over the threads.
+constexpr size_t kParallelRows = 1 << 14;
+// Element loops this long are worth spreading over the threads.
+constexpr size_t kParallelElements = 1 << 15;
+
+// gelu(v) = 0.5 v (1 + tanh(kGeluC (v + kGeluCubic v^3)))
+inline const float kGeluC = std::sqrt(2.0f / static_cast<float>(M_PI));
+constexpr float kGeluCubic = 0.044715f;
+
+// Reductions in eight independent lanes, so that they vectorize without
+// reordering any single chain of additions.
+constexpr int kLanes = 8;
+
+inline double sum_of(const float* x, int n) {
+  double lane[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lane[k] += x[j + k];
+  }
+  double total = 0.0;
+  for (int k = 0; k < kLanes; ++k) total += lane[k];
+  for (; j < n; ++j) total += x[j];
+  return total;
+}
+
+inline double squared_deviation(const float* x, int n, double mean) {
+  double lane[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lane[k] += (x[j + k] - mean) * (x[j + k] - mean);
+  }
+  double total = 0.0;
+  for (int k = 0; k < kLanes; ++k) total += lane[k];
+  for (; j < n; ++j) total += (x[j] - mean) * (x[j] - mean);
+  return total;
+}
+
+inline float max_of(const float* x, int n) {
+  float lane[kLanes];
+  for (float& m : lane) m = -std::numeric_limits<float>::infinity();
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int k = 0; k < kLanes; ++k) lane[k] = x[j + k] > lane[k] ? x[j + k] : lane[k];
+  }
+  float m = lane[0];
+  for (int k = 1; k < kLanes; ++k) m = lane[k] > m ? lane[k] : m;
+  for (; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+struct RowStatistics {
+  double mean, rstd;  // rstd = 1 / sqrt(biased variance + eps)
+};
+
+// Accumulated in double: rows can be long and values far from zero.
+inline RowStatistics row_statistics(const float* x, int d, float eps) {
+  const double mean = sum_of(x, d) / d;
+  const double var = squared_deviation(x, d, mean) / d;
+  return {mean, 1.0 / std::sqrt(var + eps)};
+}
+
+}  // namespace nextword

@@ -1,0 +1,144 @@
+// The backward math of math/layers.h (training): each *_backward adds into
+// the gradients it is given.
+#include <cblas.h>
+
+#include "math/kernels.h"
+#include "math/layers.h"
+
+namespace nextword {
+
+void residual_backward(float* dX, float* dO, const float* d_out, size_t n) {
+  accumulate(dX, d_out, n);
+  accumulate(dO, d_out, n);
+}
+
+// Multiplying by the mask is its own derivative.
+void dropout_backward(float* dx, const float* mask, size_t n) { dropout_forward(dx, mask, n); }
+
+namespace {
+// db[n] += sum over rows of d_out[T, n]
+void column_sums(float* db, const float* d_out, int T, int n) {
+  if (db == nullptr) return;
+  for (int t = 0; t < T; ++t) {
+    const float* row = d_out + area(t, n);
+    for (int j = 0; j < n; ++j) db[j] += row[j];
+  }
+}
+}  // namespace
+
+void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, const float* in,
+                     const float* W, int T, int m, int n) {
+  if (d_in != nullptr) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, m, n, 1.0f, d_out, n, W, n, 1.0f, d_in,
+                m);
+  }
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, T, 1.0f, in, m, d_out, n, 1.0f, dW, n);
+  column_sums(db, d_out, T, n);
+}
+
+void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
+                         const float* C, int N, int d, int V) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, d, V, 1.0f, dlogits, V, C, d, 1.0f, dZ,
+              d);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, d, N, 1.0f, dlogits, V, Z, d, 1.0f, dC,
+              d);
+  column_sums(dc, dlogits, N, V);
+}
+
+void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d) {
+  for (int t = 0; t < T; ++t) {
+    float* e = dE + area(ids[t], d);
+    const float* x = dX + area(t, d);
+    for (int j = 0; j < d; ++j) e[j] += x[j];
+  }
+}
+
+void position_backward(float* dP, const float* dX, int T, int d) { accumulate(dP, dX, area(T, d)); }
+
+void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,
+                        const float* in, const float* weight, int T, int d, float eps) {
+  // d_in: rows are independent.
+#pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
+  for (int t = 0; t < T; ++t) {
+    const float* x = in + area(t, d);
+    const float* dy = d_out + area(t, d);
+    float* dx = d_in + area(t, d);
+    const auto [mean, rstd] = row_statistics(x, d, eps);
+    // dnorm = dy * weight; dx = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm))
+    double dnorm_mean = 0.0, dnorm_norm_mean = 0.0;
+    for (int j = 0; j < d; ++j) {
+      const double dnorm = static_cast<double>(dy[j]) * weight[j];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * (x[j] - mean) * rstd;
+    }
+    dnorm_mean /= d;
+    dnorm_norm_mean /= d;
+    for (int j = 0; j < d; ++j) {
+      const double norm = (x[j] - mean) * rstd;
+      const double dnorm = static_cast<double>(dy[j]) * weight[j];
+      dx[j] += static_cast<float>(rstd * (dnorm - dnorm_mean - norm * dnorm_norm_mean));
+    }
+  }
+  // d_weight, d_bias: sums over rows, in row order (the same at any thread count).
+  for (int t = 0; t < T; ++t) {
+    const float* x = in + area(t, d);
+    const float* dy = d_out + area(t, d);
+    const auto [mean, rstd] = row_statistics(x, d, eps);
+    for (int j = 0; j < d; ++j) {
+      d_weight[j] += static_cast<float>((x[j] - mean) * rstd) * dy[j];
+      d_bias[j] += dy[j];
+    }
+  }
+}
+
+void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
+                        const float* A, const float* mask, const float* A_dropped, const float* Q,
+                        const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
+                        float scale, int ld_qkv) {
+  const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
+  const int qk_ld = ld_qkv > 0 ? ld_qkv : qk_width, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
+  const size_t TT = area(T, T);
+  for (int i = 0; i < n_heads; ++i) {
+    const float* A_i = A + static_cast<size_t>(i) * TT;
+    const float* A_used = mask != nullptr ? A_dropped + static_cast<size_t>(i) * TT : A_i;
+    const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+    const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
+    // head_i = A_i V_i:  dA_i = dhead_i V_i^T;  dV_i = A_i^T dhead_i
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_v, 1.0f, d_heads + v_column,
+                v_width, V + v_column, v_ld, 0.0f, dS, T);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
+                d_heads + v_column, v_width, 0.0f, dV + v_column, v_width);
+    if (mask != nullptr) dropout_backward(dS, mask + static_cast<size_t>(i) * TT, TT);
+    // A = softmax(S) by rows: dS = A * (dA - sum_k A dA), times the scale of S = Q K^T * scale.
+    // Masked entries have A = 0, so they get no gradient.
+    for (int q = 0; q < T; ++q) {
+      const float* a = A_i + area(q, T);
+      float* ds = dS + area(q, T);
+      double dot = 0.0;
+      for (int k = 0; k < T; ++k) dot += static_cast<double>(a[k]) * ds[k];
+      for (int k = 0; k < T; ++k) ds[k] = a[k] * (ds[k] - static_cast<float>(dot)) * scale;
+    }
+    // S_i = Q_i K_i^T:  dQ_i = dS K_i;  dK_i = dS^T Q_i
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, K + qk_column,
+                qk_ld, 0.0f, dQ + qk_column, qk_width);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, Q + qk_column,
+                qk_ld, 0.0f, dK + qk_column, qk_width);
+  }
+}
+
+void gelu_backward(float* dx, const float* x, const float* dy, size_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float th = std::tanh(kGeluC * (v + kGeluCubic * v * v * v));
+    const float grad = 0.5f * (1.0f + th) +
+                       0.5f * v * (1.0f - th * th) * kGeluC * (1.0f + 3.0f * kGeluCubic * v * v);
+    dx[i] = dy[i] * grad;
+  }
+}
+
+void relu_backward(float* dx, const float* x, const float* dy, size_t n) {
+  for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+}  // namespace nextword

@@ -1,0 +1,142 @@
+#include "train/checkpoint.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "base/error.h"
+#include "model/base64.h"
+#include "model/model_writer.h"
+#include "model/weights_file.h"
+
+namespace nextword {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kCheckpointFormat = "nextword-checkpoint";
+
+// Every option a checkpoint records, each named once: `field(name, member)`
+// is called for each, for writing and for reading alike.
+template <typename Options, typename Field>
+void visit_options(Options& o, Field field) {
+  field("corpus", o.corpus);
+  field("vocab_size", o.vocab_size);
+  field("attention_bias", o.attention_bias);
+  field("classifier_bias", o.classifier_bias);
+  field("batch", o.batch);
+  field("steps", o.steps);
+  field("warmup", o.warmup);
+  field("lr", o.lr);
+  field("min_lr", o.min_lr);
+  field("weight_decay", o.weight_decay);
+  field("beta1", o.adamw.beta1);
+  field("beta2", o.adamw.beta2);
+  field("eps", o.adamw.eps);
+  field("clip", o.clip);
+  field("dropout", o.dropout);
+  field("init_std", o.init_std);
+  field("val_fraction", o.val_fraction);
+  field("eval_every", o.eval_every);
+  field("log_every", o.log_every);
+  field("checkpoint_every", o.checkpoint_every);
+  field("seed", o.seed);
+  field("threads", o.threads);
+}
+
+json options_to_json(const TrainOptions& o) {
+  json j;
+  j["model"] = config_to_json(o.model);
+  visit_options(o, [&j](const char* name, const auto& value) { j[name] = value; });
+  return j;
+}
+
+TrainOptions options_from_json(const json& j, const std::string& file) {
+  TrainOptions o;
+  o.model = parse_config(j.at("model"), file);
+  visit_options(o, [&j](const char* name, auto& value) { j.at(name).get_to(value); });
+  return o;
+}
+
+std::string b64_of(const float* values, size_t n) {
+  return base64_encode({reinterpret_cast<const char*>(values), n * sizeof(float)});
+}
+
+std::string checkpoint_path(const std::string& dir) { return dir + "/checkpoint.json"; }
+
+}  // namespace
+
+void save_trained_model(const Model& m) {
+  save_model(m, m.paths);
+  const std::string binary =
+      (std::filesystem::path(m.paths.weights).parent_path() / "weights.safetensors").string();
+  std::error_code ec;
+  if (std::filesystem::exists(binary, ec)) {
+    write_file_atomically(binary, encode_weights(m.config, m.weights, WeightsFormat::kSafetensors));
+  }
+}
+
+void save_checkpoint(const RunRecord& r, const Model& model, const std::vector<float>& m,
+                     const std::vector<float>& v) {
+  json j;
+  j["format"] = kCheckpointFormat;
+  j["version"] = 1;
+  j["step"] = r.step;
+  j["elapsed_seconds"] = r.elapsed_seconds;
+  j["options"] = options_to_json(r.options);
+  j["corpus_bytes"] = r.corpus_bytes;
+  j["vocab"] = model.vocab.words();
+  j["params"] =
+      b64_of(model.weights.values(), static_cast<size_t>(model.weights.parameter_count()));
+  j["adam_m"] = b64_of(m.data(), m.size());
+  j["adam_v"] = b64_of(v.data(), v.size());
+  // The model first: a checkpoint never points past the weights on disk.
+  save_trained_model(model);
+  write_file_atomically(checkpoint_path(r.options.out_dir), j.dump() + "\n");
+}
+
+Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
+  std::ifstream in(file_, std::ios::binary);
+  if (!in) throw Error(ExitCode::kIo, file_ + ": cannot open: no checkpoint to resume from");
+  try {
+    json_ = json::parse(in);
+  } catch (const json::exception& e) {
+    throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());
+  }
+  if (json_.value("format", "") != kCheckpointFormat || json_.value("version", 0) != 1) {
+    throw model_error(file_, "format", "not a nextword checkpoint of version 1");
+  }
+  try {
+    record.options = options_from_json(json_.at("options"), file_);
+    record.options.out_dir = dir;
+    record.step = json_.at("step").get<int>();
+    record.elapsed_seconds = json_.at("elapsed_seconds").get<double>();
+    record.corpus_bytes = json_.at("corpus_bytes").get<std::vector<int64_t>>();
+    vocab = json_.at("vocab").get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());
+  }
+}
+
+void Checkpoint::restore(const char* field, float* out, size_t n) const {
+  std::optional<std::string> bytes = base64_decode(json_.at(field).get<std::string>());
+  if (!bytes || bytes->size() != n * sizeof(float)) {
+    throw model_error(file_, field, "does not hold " + std::to_string(n) + " float32 values");
+  }
+  std::memcpy(out, bytes->data(), bytes->size());
+}
+
+void remove_stale_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* file :
+         {"vocab.json", "weights.json", "weights.safetensors", "checkpoint.json"}) {
+      if (name.rfind(std::string(file) + ".tmp.", 0) == 0)
+        std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+}  // namespace nextword
