@@ -14,16 +14,19 @@ bool split_rows = false;
 // constructor's priority puts it first. A user's own settings win.
 //  - OpenBLAS starts no threads of its own when it loads: only training's
 //    Threading::kBlas uses them, and set_threading starts them then.
-//  - libgomp's threads spin for ~300,000 rounds after each parallel loop
-//    before they sleep. When the cores are busy (another process, or
+//  - libgomp's threads spin for 300,000 rounds after each parallel loop
+//    before they sleep. When the cores are busy (other processes, or
 //    OpenBLAS's threads in training) the spinning thread holds a core that
-//    the thread it waits for needs: on 2 cores with other work running, a
-//    500-phrase stream took 2.8 to 4.7 s with the default and 0.47 s with a
-//    spin of 1000; training ran at 4,700 tokens/s against 8,700.
+//    the thread it waits for needs. On 2 cores, a 500-phrase stream among six
+//    busy processes took 3.0-4.8 s at 300,000 rounds, 1.2-1.3 s at 30,000,
+//    0.9-1.0 s at 10,000 and 0.7-1.0 s at 1,000; on an idle machine a batch
+//    of 16 x 64 tokens took 11.9, 12.3 and 13.6 ms at 30,000, 10,000 and
+//    1,000 rounds (11.9 at 300,000). 10,000 gives up little of either.
+//    Training ran at 4,700 tokens/s with the default, 8,700 with a short spin.
 __attribute__((constructor(101))) void tune_thread_pools() {
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
   if (std::getenv("GOMP_SPINCOUNT") == nullptr && std::getenv("OMP_WAIT_POLICY") == nullptr) {
-    setenv("GOMP_SPINCOUNT", "1000", 0);
+    setenv("GOMP_SPINCOUNT", "10000", 0);
   }
 }
 }  // namespace

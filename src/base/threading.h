@@ -9,7 +9,7 @@
 //          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
 //
 // Whichever the policy, OpenMP's threads wait for work by spinning only
-// briefly (GOMP_SPINCOUNT 1000, unless the user set it or OMP_WAIT_POLICY),
+// briefly (GOMP_SPINCOUNT 10000, unless the user set it or OMP_WAIT_POLICY),
 // then sleep; and OpenBLAS starts its threads only when kBlas asks for them
 // (see threading.cpp).
 #pragma once

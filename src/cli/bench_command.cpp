@@ -163,8 +163,8 @@ struct BenchCommand {
         1e3 * median(time_in_turns(seconds, 3, {{[&] { (void)load_model(paths); }}})[0]);
     if (!skip_json) report["json_loader"] = json_loader(m);
 
-    // The yardstick, OpenBLAS's own threaded sgemm on a large square
-    // product, is timed in turns with each batch below, so that both see the
+    // The yardstick, OpenBLAS's sgemm on a large square product on every
+    // thread (math/sgemm_peak.h), is timed in turns with each batch below, so that both see the
     // same load on a shared machine; each batch is compared with its own.
     SgemmPeak sgemm;
     double best_peak = 0;
@@ -273,7 +273,7 @@ struct BenchCommand {
       }
     }
     out += "sgemm peak   " + num(get(r, "sgemm_peak_gflops"), 1) +
-           " GFLOPS (1024^3, OpenBLAS threads; timed in turns with each batch)\n\n";
+           " GFLOPS (1024^3, every thread; timed in turns with each batch)\n\n";
     out += "batch  tokens  median ms   best ms    tokens/s   GFLOPS    peak  of peak\n";
     for (const json& run : r["runs"]) {
       out += num(get(run, "batch"), 0, 5) + num(get(run, "tokens"), 0, 8) +

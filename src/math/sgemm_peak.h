@@ -1,7 +1,14 @@
 // The yardstick of `nextword bench`: what this machine's OpenBLAS does at
-// its best, a large square sgemm on all its threads. A forward pass's speed
+// its best, a large square sgemm on all the threads. A forward pass's speed
 // means little on a shared, noisy machine; as a fraction of this peak,
 // measured in the same run, it holds.
+//
+// It runs on the forward pass's own threads (Threading::kRows: the rows split
+// over OpenMP's threads, OpenBLAS single-threaded), which reach the peak of
+// OpenBLAS's own threads (295-305 against 296-321 GFLOPS at 1024^3 on 2
+// cores). OpenBLAS's threads would keep spinning for ~0.1 s after each
+// product, and a batch timed in turns with them lost a core to them: half of
+// the bench processes measured it at one core's speed.
 #pragma once
 
 #include <vector>
@@ -11,8 +18,8 @@ namespace nextword {
 class SgemmPeak {
  public:
   explicit SgemmPeak(int n = 1024);
-  // One n x n x n product on `threads` OpenBLAS threads (Threading::kBlas);
-  // afterwards the policy is Threading::kRows on as many threads again.
+  // One n x n x n product on `threads` threads; the policy is
+  // Threading::kRows on as many threads afterwards.
   void run(int threads);
   // Floating-point operations of one product: 2 n^3.
   double flops() const;
