@@ -21,7 +21,6 @@ Both must print the same predictions for the stream; the script stops if not.
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from compare_torch import machine, max_rss, timed  # noqa: E402
+from compare_torch import machine, max_rss, timed, write_phrases  # noqa: E402
 
 
 def bench(nextword, model, threads):
@@ -56,17 +55,8 @@ def main():
     builds = {"old": os.path.abspath(args.old), "new": os.path.abspath(args.new)}
     model, n = os.path.abspath(args.model), str(args.threads)
 
-    with open(os.path.join(model, "vocab.json"), encoding="utf-8") as f:
-        vocab = json.load(f)
-    words = [w for w in (vocab if isinstance(vocab, list) else list(vocab))
-             if not (w.startswith("<") and w.endswith(">"))]
-    rng = random.Random(1)
     tmp = tempfile.TemporaryDirectory()
-    phrase_file = os.path.join(tmp.name, "phrases.txt")
-    phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 24)))
-               for _ in range(args.phrases)]
-    with open(phrase_file, "w", encoding="utf-8") as f:
-        f.write("\n".join(phrases) + "\n")
+    phrases, phrase_file = write_phrases(model, args.phrases, tmp.name)
     tokens = sum(len(p.split()) for p in phrases)
 
     figures = {name: {} for name in builds}  # build -> figure -> [values]

@@ -68,6 +68,22 @@ def max_rss(command, stdin_path=None):
     return int(r.stderr.decode().strip().splitlines()[-1]) * 1024
 
 
+def write_phrases(model, count, directory):
+    """(phrases, path of a file with one a line): `count` phrases of 2 to 24
+    random words of the model's vocabulary (no special tokens), fixed seed."""
+    with open(os.path.join(model, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    words = [w for w in (vocab if isinstance(vocab, list) else list(vocab))
+             if not (w.startswith("<") and w.endswith(">"))]
+    rng = random.Random(1)
+    phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 24)))
+               for _ in range(count)]
+    path = os.path.join(directory, "phrases.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(phrases) + "\n")
+    return phrases, path
+
+
 def machine():
     model = "unknown CPU"
     try:
@@ -95,18 +111,8 @@ def main():
                                      stdout=subprocess.PIPE).stdout)
     float32_bytes = info["parameters"] * 4
 
-    # The phrases: random words of the vocabulary (no special tokens).
-    with open(os.path.join(model, "vocab.json"), encoding="utf-8") as f:
-        vocab = json.load(f)
-    words = [w for w in (vocab if isinstance(vocab, list) else list(vocab))
-             if not (w.startswith("<") and w.endswith(">"))]
-    rng = random.Random(1)
-    phrases = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 24)))
-               for _ in range(args.phrases)]
     tmp = tempfile.TemporaryDirectory()
-    phrase_file = os.path.join(tmp.name, "phrases.txt")
-    with open(phrase_file, "w", encoding="utf-8") as f:
-        f.write("\n".join(phrases) + "\n")
+    phrases, phrase_file = write_phrases(model, args.phrases, tmp.name)
 
     ours_one = [nw, "predict", "-m", model, "-f", "tsv", "-k", "5", "-t", n, "once upon a"]
     torch_one = [TORCH_PYTHON, REFERENCE, "--model", model, "--dtype", "float32", "--top-k", "5",

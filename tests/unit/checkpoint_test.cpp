@@ -18,11 +18,9 @@ using namespace nextword;
 using namespace nextword::testing;
 
 TEST_CASE("a resumed run ends with the weights of an uninterrupted one", "[train]") {
-  // A directory of this process's own: other checkouts may run these tests too.
-  const TempDir tmp;
-  const std::string dir = tmp.dir.string();
-  const std::string text = write_text(dir);
-  TrainOptions o = tiny_options(text, dir + "/whole");
+  const TinyText text;
+  const std::string& dir = text.dir;
+  TrainOptions o = tiny_options(text.path, dir + "/whole");
   o.steps = 40;
   o.dropout = 0.1f;  // the masks too must continue where they stopped
   o.checkpoint_every = 15;

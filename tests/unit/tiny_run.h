@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "temp_dir.h"
 #include "train/trainer.h"
 
 namespace nextword::testing {
@@ -31,6 +32,14 @@ inline std::string write_text(const std::string& dir) {
   }
   return path;
 }
+
+// That text in a directory of this process's own (other checkouts may run
+// these tests at the same time), removed afterwards.
+struct TinyText {
+  TempDir tmp;
+  std::string dir = tmp.dir.string();
+  std::string path = write_text(dir);
+};
 
 inline TrainOptions tiny_options(const std::string& text, const std::string& out) {
   TrainOptions o;

@@ -19,11 +19,9 @@ using namespace nextword;
 using namespace nextword::testing;
 
 TEST_CASE("a short run on tiny text learns it", "[train]") {
-  // A directory of this process's own: other checkouts may run these tests too.
-  const TempDir tmp;
-  const std::string dir = tmp.dir.string();
-  const std::string text = write_text(dir);
-  const TrainSummary s = train(tiny_options(text, dir + "/model"), {});
+  const TinyText text;
+  const std::string& dir = text.dir;
+  const TrainSummary s = train(tiny_options(text.path, dir + "/model"), {});
   // 9 words + <unk> + <bos>; uniform guessing would score ln 11 = 2.40.
   CHECK(s.vocab_size == 11);
   CHECK(s.steps_done == 150);
@@ -39,7 +37,7 @@ TEST_CASE("a short run on tiny text learns it", "[train]") {
   const Prediction p = predictor.predict("the cat sat on the", 2);
   CHECK(p.top[0].probability + p.top[1].probability > 0.9);  // mat or rug
 
-  const EvalResult r = evaluate(m, read_documents({text}, m.config.tokenizer));
+  const EvalResult r = evaluate(m, read_documents({text.path}, m.config.tokenizer));
   CHECK(r.documents == 60);
   CHECK(r.tokens == 60 * 42);
   CHECK(r.unknown == 0);
