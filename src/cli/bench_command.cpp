@@ -188,7 +188,7 @@ struct BenchCommand {
         const auto times =
             time_in_turns(seconds, 3,
                           {{[&] { (void)predictor.predict(inputs, 5); }, 1, seconds / 10},
-                           {[&] { sgemm.run(n); }, 2}});
+                           {[&] { sgemm.run(); }, 2}});
         const std::vector<int> sizes(static_cast<size_t>(batch), length);
         const double flops = forward_flops(c, sizes), t = best(times[0]);
         const double peak = sgemm.flops() / best(times[1]) / 1e9;

@@ -18,9 +18,9 @@ namespace nextword {
 class SgemmPeak {
  public:
   explicit SgemmPeak(int n = 1024);
-  // One n x n x n product on `threads` threads; the policy is
-  // Threading::kRows on as many threads afterwards.
-  void run(int threads);
+  // One n x n x n product, on the threads of the policy in force (bench,
+  // like prediction, sets Threading::kRows once).
+  void run();
   // Floating-point operations of one product: 2 n^3.
   double flops() const;
 
