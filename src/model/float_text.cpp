@@ -9,11 +9,9 @@
 namespace nextword::float_text {
 namespace {
 
-// How many numbers go by between calls to `progress`.
-constexpr size_t kProgressEvery = size_t{1} << 16;
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using json_scan::is_digit;
+using json_scan::is_space;
+using json_scan::kProgressEvery;
 
 // 10^0 .. 10^22, every one exact in double.
 constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,

@@ -15,11 +15,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "model/json_scan.h"
 
 namespace nextword::float_text {
 
@@ -29,8 +30,7 @@ namespace nextword::float_text {
 // false only for text that is not a number.
 bool parse_float(const char* p, const char* end, float* out, const char** next);
 
-// Called now and then with the position reached in the text.
-using Progress = std::function<void(const char*)>;
+using Progress = json_scan::Progress;
 
 // Why read_floats stopped, and where: the first fault in the order a reader
 // of the whole value meets them (an array's length before its elements).

@@ -13,11 +13,6 @@ namespace {
 
 // Deeper nesting than any model file needs; it bounds the recursion.
 constexpr int kMaxDepth = 512;
-// How many array elements go by between calls to `progress`.
-constexpr size_t kProgressEvery = size_t{1} << 16;
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // True when none of the eight bytes at p needs a closer look inside a

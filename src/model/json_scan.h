@@ -36,8 +36,14 @@ struct Member {
   Node second;        // the value
 };
 
-// Called now and then with the position reached in the text.
+// Called now and then with the position reached in the text: every
+// kProgressEvery array elements, by the scanner and by float_text's readers.
 using Progress = std::function<void(const char*)>;
+constexpr size_t kProgressEvery = size_t{1} << 16;
+
+// JSON's whitespace and digits (RFC 8259), for every reader of its text.
+constexpr bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Validates `text` as one JSON value (RFC 8259; strings must be UTF-8) and
 // returns its skeleton, or nullopt with *error_offset set to where it stops
