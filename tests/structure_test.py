@@ -26,7 +26,8 @@ BELOW = {
     "transformer": {"model", "math", "text", "base"},
     "predict": {"transformer", "model", "math", "text", "base"},
     "train": {"transformer", "model", "math", "text", "base"},
-    "cli": {"predict", "train", "transformer", "model", "math", "text", "base"},
+    "complete": {"predict", "transformer", "model", "math", "text", "base"},
+    "cli": {"complete", "predict", "train", "transformer", "model", "math", "text", "base"},
 }
 LAYERS = list(BELOW)  # lowest first, for printing
 BLAS_FOLDERS = {"base", "math"}

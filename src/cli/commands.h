@@ -58,6 +58,8 @@ CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_convert_command(CLI::App& app, std::function<int()>& run);
 // nextword generate PHRASE [-n N] [--temperature T --top-k K --top-p P --seed S]
 CLI::App* add_generate_command(CLI::App& app, std::function<int()>& run);
+// nextword complete TEXT [-k N] [--learn] [--no-repeat] [-f text|tsv|json]
+CLI::App* add_complete_command(CLI::App& app, std::function<int()>& run);
 // nextword bench [-m DIR]
 CLI::App* add_bench_command(CLI::App& app, std::function<int()>& run);
 

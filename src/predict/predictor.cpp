@@ -9,7 +9,7 @@
 
 namespace nextword {
 
-Encoded encode(const Model& model, std::string_view phrase) {
+Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
   const Config& c = model.config;
   std::vector<std::string> words = tokenize(phrase, c.tokenizer);
   if (words.empty() && !c.has_bos()) throw input_error("the phrase has no words");
@@ -33,7 +33,7 @@ Encoded encode(const Model& model, std::string_view phrase) {
       any_known = any_known || !is_bos;
     }
   }
-  if (!any_known) {
+  if (!any_known && unknowns == Unknowns::kRefuse) {
     throw input_error("no word of the phrase is in the vocabulary: " + join(e.unknown));
   }
   return e;

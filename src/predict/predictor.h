@@ -32,9 +32,13 @@ struct Prediction {
   std::vector<float> attention;  // [L][h][T][T] when asked for, else empty
 };
 
+// Whether a phrase of unknown words only may be predicted.
+enum class Unknowns { kRefuse, kAllow };
+
 // Tokenizes and looks up a phrase. Throws Error(kInput) when the phrase has no
-// words, or none that the vocabulary knows.
-Encoded encode(const Model& model, std::string_view phrase);
+// words, or (with Unknowns::kRefuse) none that the vocabulary knows. With
+// kAllow, a model with a bos token takes any phrase, even an empty one.
+Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns = Unknowns::kRefuse);
 
 // Not thread-safe: it reuses its buffers from call to call, so after the
 // first call of a size, predicting allocates only the records it returns.

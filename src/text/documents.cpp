@@ -45,21 +45,23 @@ void split_documents(const std::string& text, const TokenizerOptions& options,
   finish();
 }
 
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
+  return std::move(text).str();
+}
+
 std::vector<Document> read_documents(const std::vector<std::string>& paths,
                                      const TokenizerOptions& options) {
   std::vector<Document> documents;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-      throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
-    split_documents(text.str(), options, documents);
-  }
+  for (const std::string& path : paths) split_documents(read_text_file(path), options, documents);
   return documents;
 }
 

@@ -14,6 +14,9 @@ namespace nextword {
 
 using Document = std::vector<std::string>;
 
+// A whole text file. Throws Error(kIo) naming the file when it cannot be read.
+std::string read_text_file(const std::string& path);
+
 // Throws Error(kIo) naming the file that cannot be read. Empty documents are dropped.
 std::vector<Document> read_documents(const std::vector<std::string>& paths,
                                      const TokenizerOptions& options);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "text/words.h"
+
 namespace nextword {
 namespace {
 
@@ -93,6 +95,12 @@ bool joins_word(const std::vector<Unit>& units, size_t i) {
 
 }  // namespace
 
+std::string normalized_text(std::string_view text, const TokenizerOptions& options) {
+  std::string out;
+  for (const Unit& u : normalize(text, options.lowercase)) out += u.text;
+  return out;
+}
+
 std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions& options) {
   const std::vector<Unit> units = normalize(text, options.lowercase);
   std::vector<std::string> tokens;
@@ -145,14 +153,6 @@ void append_as_text(std::string& text, const std::vector<std::string>& words) {
 }
 
 void capitalize_sentences(std::string& text, size_t from) {
-  auto upper = [](char& c) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  };
-  // Is a sentence over at byte i (looking back past spaces and quotes)?
-  auto sentence_ends_before = [&text](size_t i) {
-    while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '"')) --i;
-    return i == 0 || text[i - 1] == '.' || text[i - 1] == '!' || text[i - 1] == '?';
-  };
   for (size_t i = from; i < text.size(); ++i) {
     const bool starts_word = i == 0 || text[i - 1] == ' ' || text[i - 1] == '"';
     if (!starts_word) continue;
@@ -160,9 +160,9 @@ void capitalize_sentences(std::string& text, size_t from) {
         text[i] == 'i' &&
         (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\'' || text[i + 1] == ',' ||
          text[i + 1] == '.' || text[i + 1] == '!' || text[i + 1] == '?' || text[i + 1] == '"');
-    // Quoted speech starts a sentence too: a word right after an opening quote.
-    const bool quoted = i > 0 && text[i - 1] == '"' && (i == 1 || text[i - 2] == ' ');
-    if (lone_i || quoted || (i > 0 && sentence_ends_before(i))) upper(text[i]);
+    if (lone_i || (i > 0 && starts_sentence(std::string_view(text).substr(0, i)))) {
+      text[i] = written_form(std::string_view(text).substr(i, 1), true)[0];
+    }
   }
 }
 

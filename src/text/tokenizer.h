@@ -21,6 +21,10 @@ struct TokenizerOptions {
 
 std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions& options);
 
+// The characters of `text` as the tokenizer reads them: lowered when
+// options.lowercase, curly quotes straight.
+std::string normalized_text(std::string_view text, const TokenizerOptions& options);
+
 // The words separated by single spaces, for messages and for phrases given
 // as several command-line arguments.
 std::string join(const std::vector<std::string>& words);

@@ -1,6 +1,5 @@
 #include "train/corpus.h"
 
-#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
@@ -8,24 +7,27 @@
 
 namespace nextword {
 
-std::vector<std::string> build_vocabulary(const std::vector<Document>& documents, int size,
-                                          const std::string& unk, const std::string& bos) {
+Lexicon count_words(const std::vector<Document>& documents, const std::string& unk,
+                    const std::string& bos) {
   std::unordered_map<std::string, int64_t> counts;
   for (const Document& document : documents) {
     for (const std::string& word : document) ++counts[word];
   }
-  std::vector<std::pair<std::string, int64_t>> ranked;
+  Lexicon lexicon;
   for (auto& [word, count] : counts) {
-    if (word != unk && word != bos && is_valid_utf8(word)) ranked.emplace_back(word, count);
+    if (word != unk && word != bos && is_valid_utf8(word)) lexicon.entries.push_back({word, count});
   }
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
+  sort_lexicon(lexicon);
+  return lexicon;
+}
+
+std::vector<std::string> build_vocabulary(const Lexicon& lexicon, int size, const std::string& unk,
+                                          const std::string& bos) {
   std::vector<std::string> words{unk};
   if (!bos.empty()) words.push_back(bos);
-  for (const auto& [word, count] : ranked) {
+  for (const LexiconEntry& e : lexicon.entries) {
     if (static_cast<int>(words.size()) >= size) break;
-    words.push_back(word);
+    words.push_back(e.word);
   }
   return words;
 }

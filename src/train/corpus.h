@@ -6,16 +6,22 @@
 #include <string>
 #include <vector>
 
+#include "model/lexicon.h"
 #include "model/vocabulary.h"
 #include "text/documents.h"
 
 namespace nextword {
 
-// `unk` and `bos` first (bos omitted when empty), then the most frequent words,
-// most frequent first (ties in byte order), up to `size` entries in all.
-// Words that are not valid UTF-8 cannot be stored in vocab.json and stay unknown.
-std::vector<std::string> build_vocabulary(const std::vector<Document>& documents, int size,
-                                          const std::string& unk, const std::string& bos);
+// Every word of the documents with its count, in the lexicon's order (most
+// frequent first, ties in byte order), but `unk` and `bos` and words that are
+// not valid UTF-8 (which vocab.json and lexicon.tsv cannot store).
+Lexicon count_words(const std::vector<Document>& documents, const std::string& unk,
+                    const std::string& bos);
+
+// `unk` and `bos` first (bos omitted when empty), then the lexicon's first
+// words, up to `size` entries in all: the most frequent words.
+std::vector<std::string> build_vocabulary(const Lexicon& lexicon, int size, const std::string& unk,
+                                          const std::string& bos);
 
 struct TokenStream {
   std::vector<int> train;  // every document, each after a bos (when the model has one)

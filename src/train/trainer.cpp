@@ -10,6 +10,7 @@
 #include "base/random.h"
 #include "base/threading.h"
 #include "math/layers.h"
+#include "model/model_writer.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "transformer/backward.h"
@@ -97,8 +98,9 @@ struct Run {
   std::optional<TrainingState> training;
   TokenStream data;
   std::vector<int64_t> corpus_bytes;
-  int step = 0;        // steps done
-  double elapsed = 0;  // seconds of training before this process
+  std::optional<std::string> lexicon;  // lexicon.tsv of a fresh run, written with its first save
+  int step = 0;                        // steps done
+  double elapsed = 0;                  // seconds of training before this process
 };
 
 Model make_model(const TrainOptions& o, std::vector<std::string> words) {
@@ -200,7 +202,13 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
          << summary.documents << " documents, " << summary.val_tokens << " held out for validation";
     hooks.on_start(line.str());
   }
-  if (run.step == 0) save_trained_model(run.model);  // the vocabulary at once
+  if (run.step == 0) {  // the vocabulary at once, and every word seen with its count
+    save_trained_model(run.model);
+    if (run.lexicon) {
+      write_file_atomically((std::filesystem::path(o.out_dir) / "lexicon.tsv").string(),
+                            *run.lexicon);
+    }
+  }
 
   std::vector<int> inputs, targets;
   const auto started = Clock::now();
@@ -321,9 +329,11 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   run.options = options;
   for (const std::string& path : options.corpus) run.corpus_bytes.push_back(file_size(path));
   const std::vector<Document> documents = read_documents(options.corpus, options.model.tokenizer);
+  const Lexicon lexicon = count_words(documents, options.model.unk_token, options.model.bos_token);
   run.model =
-      make_model(options, build_vocabulary(documents, options.vocab_size, options.model.unk_token,
+      make_model(options, build_vocabulary(lexicon, options.vocab_size, options.model.unk_token,
                                            options.model.bos_token));
+  run.lexicon = format_lexicon(lexicon);
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
   run.training.emplace(run.model.weights);

@@ -15,17 +15,18 @@ TEST_CASE("the vocabulary: specials first, then by count, ties in byte order", "
   const std::vector<Document> documents{{"the", "cat", "sat", "<bos>", "a", bad, bad},
                                         {"the", "a", "Zoo", "the", bad},
                                         {"dog", "<unk>", "cat", "sat", "the", "<bos>", bad, bad}};
-  CHECK(build_vocabulary(documents, 100, "<unk>", "<bos>") ==
+  CHECK(build_vocabulary(count_words(documents, "<unk>", "<bos>"), 100, "<unk>", "<bos>") ==
         std::vector<std::string>{"<unk>", "<bos>", "the", "a", "cat", "sat", "Zoo", "dog"});
   // The size counts the specials; the cut keeps the most frequent.
-  CHECK(build_vocabulary(documents, 5, "<unk>", "<bos>") ==
+  CHECK(build_vocabulary(count_words(documents, "<unk>", "<bos>"), 5, "<unk>", "<bos>") ==
         std::vector<std::string>{"<unk>", "<bos>", "the", "a", "cat"});
-  CHECK(build_vocabulary(documents, 2, "<unk>", "<bos>") ==
+  CHECK(build_vocabulary(count_words(documents, "<unk>", "<bos>"), 2, "<unk>", "<bos>") ==
         std::vector<std::string>{"<unk>", "<bos>"});
   // Without a bos token "<bos>" is a word like any other (count 2, before "a").
-  CHECK(build_vocabulary(documents, 5, "<unk>", "") ==
+  CHECK(build_vocabulary(count_words(documents, "<unk>", ""), 5, "<unk>", "") ==
         std::vector<std::string>{"<unk>", "the", "<bos>", "a", "cat"});
-  CHECK(build_vocabulary({}, 10, "<unk>", "<bos>") == std::vector<std::string>{"<unk>", "<bos>"});
+  CHECK(build_vocabulary(count_words({}, "<unk>", "<bos>"), 10, "<unk>", "<bos>") ==
+        std::vector<std::string>{"<unk>", "<bos>"});
 }
 
 TEST_CASE("the token stream: bos before each document, validation from the end", "[corpus]") {

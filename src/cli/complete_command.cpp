@@ -1,0 +1,72 @@
+// nextword complete TEXT: suggestions for the word being typed (or the next
+// word), one record per text; from stdin, one text per line, as successive
+// states of one typing session.
+#include <unistd.h>
+
+#include "base/threading.h"
+#include "cli/commands.h"
+#include "cli/completion.h"
+#include "cli/line_reader.h"
+#include "text/tokenizer.h"
+
+namespace nextword::cli {
+namespace {
+
+struct CompleteCommand {
+  ModelOptions model;
+  CompletionOptions completion;
+  std::vector<std::string> words;
+  std::string format = "text";
+  bool quiet = false;
+  int threads = 0;
+
+  void add_to(CLI::App& c) {
+    model.add_to(c);
+    c.add_option("text", words,
+                 "Everything typed so far; a word being typed at its end is completed (no "
+                 "TEXT: one per line from stdin, whitespace at the end kept)");
+    completion.add_to(c);
+    c.add_option("-f,--format", format, "Output: text, tsv or json (JSON Lines)")
+        ->check(CLI::IsMember({"text", "tsv", "json"}))
+        ->capture_default_str();
+    c.add_flag("-q,--quiet", quiet, "No notes on stderr (a line cut to its last 64 KiB)");
+    c.add_option("-t,--threads", threads, "Threads (default: every core)")
+        ->check(CLI::Range(1, 1024));
+  }
+
+  int run() const {
+    set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
+    const Format f = format == "json"  ? Format::kJson
+                     : format == "tsv" ? Format::kTsv
+                                       : Format::kText;
+    const Model m = model.load();
+    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    Completer completer = completion.make_completer(m, lexicon ? &*lexicon : nullptr);
+    if (!words.empty()) {
+      const std::string text = join(words);
+      write_line(completion_record(text, completer.complete(text), f));
+      return 0;
+    }
+    LineReader input(STDIN_FILENO);
+    std::string line;
+    bool cut = false;
+    for (long number = 1; input.next(line, &cut); ++number) {
+      if (cut && !quiet && f != Format::kJson) {
+        report("<stdin>:" + std::to_string(number) +
+               ": note: line longer than 64 KiB: only its last 64 KiB were read");
+      }
+      write_line(completion_record(line, completer.complete(line), f));
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+CLI::App* add_complete_command(CLI::App& app, std::function<int()>& run) {
+  return add_command<CompleteCommand>(
+      app, "complete",
+      "Suggest words for predictive text: complete the word being typed, or the next word", run);
+}
+
+}  // namespace nextword::cli

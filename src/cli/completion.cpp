@@ -1,0 +1,123 @@
+#include "cli/completion.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "text/utf8.h"
+
+namespace nextword::cli {
+namespace {
+
+// The end of a history file, at most kMaxHistoryBytes from a line start;
+// an absent file is an empty history (`type` creates it).
+std::string read_history(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const bool cut = size > static_cast<std::streamoff>(kMaxHistoryBytes);
+  in.seekg(cut ? size - static_cast<std::streamoff>(kMaxHistoryBytes) : 0);
+  std::string text(static_cast<size_t>(cut ? static_cast<std::streamoff>(kMaxHistoryBytes) : size),
+                   '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.gcount() != static_cast<std::streamsize>(text.size())) {
+    throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
+  }
+  if (cut) text.erase(0, std::min(text.size(), text.find('\n') + 1));  // from a whole line on
+  return text;
+}
+
+// A history is text: UTF-8 without control characters but tab and line ends.
+void check_history(const std::string& path, const std::string& text) {
+  size_t line = 1, start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\n') continue;
+    const std::string_view content(text.data() + start, i - start);
+    auto fail = [&](const std::string& what) {
+      return Error(ExitCode::kInput, path + ":" + std::to_string(line) + ": " + what);
+    };
+    if (!is_valid_utf8(content)) throw fail("not valid UTF-8");
+    for (const char c : content) {
+      const auto b = static_cast<unsigned char>(c);
+      if ((b < 0x20 && c != '\t' && c != '\r') || b == 0x7F) {
+        throw fail("holds a control character (a history file is plain text)");
+      }
+    }
+    ++line;
+    start = i + 1;
+  }
+}
+
+}  // namespace
+
+void CompletionOptions::add_to(CLI::App& command) {
+  command.add_option("-k,--top-k", options.k, "How many suggestions, at most")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  command.add_flag("--no-repeat", options.no_repeat,
+                   "A word offered for the word being typed is not offered again at its next "
+                   "keystroke");
+  command.add_flag("--learn", options.learn,
+                   "Adapt to the writer: mix in a cache of the words written so far");
+  command.add_option("--history", history,
+                     "Plain-text file of earlier writing, learned at start (implies --learn)");
+  command.add_option("--lexicon", lexicon,
+                     "Words outside the vocabulary with their counts (default: lexicon.tsv "
+                     "beside vocab.json, when there)");
+}
+
+std::optional<Lexicon> CompletionOptions::load_lexicon(const ModelPaths& paths) const {
+  if (!lexicon.empty()) return read_lexicon(lexicon);
+  const std::filesystem::path beside =
+      std::filesystem::path(paths.vocab).parent_path() / "lexicon.tsv";
+  std::error_code ec;
+  if (!std::filesystem::exists(beside, ec)) return std::nullopt;
+  return read_lexicon(beside.string());
+}
+
+Completer CompletionOptions::make_completer(const Model& model, const Lexicon* lexicon_of) const {
+  CompleteOptions o = options;
+  if (!history.empty()) o.learn = true;
+  Completer completer(model, lexicon_of, o);
+  if (!history.empty()) {
+    const std::string text = read_history(history);
+    check_history(history, text);
+    completer.learn(text);
+  }
+  return completer;
+}
+
+std::string completion_record(const std::string& text, const Completion& c, Format format) {
+  std::string line;
+  if (format == Format::kJson) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Suggestion& s : c.suggestions) {
+      list.push_back(
+          {{"word", s.word}, {"probability", s.probability}, {"source", source_name(s.source)}});
+    }
+    const nlohmann::ordered_json record = {
+        {"text", text}, {"context", c.context}, {"prefix", c.prefix}, {"suggestions", list}};
+    return record.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
+  for (const Suggestion& s : c.suggestions) {
+    if (!line.empty()) line += format == Format::kTsv ? "\t" : "  ";
+    line += s.word;
+    if (format == Format::kTsv) {
+      char p[32];
+      std::snprintf(p, sizeof p, "\t%.6f", s.probability);
+      line += p;
+    }
+  }
+  return line;
+}
+
+}  // namespace nextword::cli

@@ -1,0 +1,39 @@
+// What `complete`, `type` and `eval --ksr` share: the completer's options on
+// the command line, the lexicon beside the model, the history file, and the
+// records of a completion.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "cli/output.h"
+#include "complete/completer.h"
+#include "model/lexicon.h"
+#include "model/model_file.h"
+
+namespace nextword::cli {
+
+struct CompletionOptions {
+  CompleteOptions options;
+  std::string lexicon;  // --lexicon FILE; default: lexicon.tsv beside vocab.json, if there
+  std::string history;  // --history FILE: learned at start (and appended to by `type`)
+
+  // -k, --no-repeat, --learn, --history, --lexicon.
+  void add_to(CLI::App& command);
+  // The lexicon to use, if any (a named one must exist; throws model errors).
+  std::optional<Lexicon> load_lexicon(const ModelPaths& paths) const;
+  // A completer for `model`, with the history learned (throws Error naming
+  // the history file and line when it is not text).
+  Completer make_completer(const Model& model, const Lexicon* lexicon) const;
+};
+
+// The most a history file may hold: its last 16 MiB are read (the cache
+// forgets older words anyway).
+constexpr size_t kMaxHistoryBytes = size_t{16} << 20;
+
+// One record: text (words two spaces apart), TSV (word<TAB>probability...)
+// or JSON {"text", "context", "prefix", "suggestions": [{"word", "probability", "source"}]}.
+std::string completion_record(const std::string& text, const Completion& c, Format format);
+
+}  // namespace nextword::cli

@@ -1,0 +1,203 @@
+#include "complete/completer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "complete/typed_text.h"
+#include "math/layers.h"
+#include "text/tokenizer.h"
+#include "text/words.h"
+
+namespace nextword {
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+bool ends_sentence(const std::string& token) {
+  return token == "." || token == "!" || token == "?";
+}
+
+// How many leading bytes `a` and `b` share.
+size_t common_prefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  if (std::memcmp(a.data(), b.data(), n) == 0) return n;
+  return static_cast<size_t>(
+      std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin()).first -
+      a.begin());
+}
+
+}  // namespace
+
+const char* source_name(Source source) {
+  switch (source) {
+    case Source::kModel: return "model";
+    case Source::kLexicon: return "lexicon";
+    case Source::kHistory: return "history";
+  }
+  return "model";
+}
+
+Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteOptions& options)
+    : model_(model),
+      lexicon_(lexicon),
+      options_(options),
+      predictor_(model),
+      cache_(options.decay) {
+  const Vocabulary& vocab = model.vocab;
+  for (int id = 0; id < vocab.size(); ++id) {
+    if (model.is_special(id) || !has_letter_or_digit(vocab.word(id))) continue;
+    candidates_.push_back({vocab.word(id), fold_case(vocab.word(id)), id, 0});
+    by_key_.emplace(candidates_.back().key, static_cast<int>(candidates_.size()) - 1);
+  }
+  lexicon_begin_ = static_cast<int>(candidates_.size());
+  if (lexicon_ != nullptr) {
+    double oov_count = 0;
+    for (const LexiconEntry& e : lexicon_->entries) {
+      if (vocab.find(e.word) < 0) oov_count += static_cast<double>(e.count);
+    }
+    for (const LexiconEntry& e : lexicon_->entries) {
+      if (vocab.find(e.word) >= 0 || !has_letter_or_digit(e.word)) continue;
+      std::string key = fold_case(e.word);
+      if (by_key_.count(key) != 0) continue;  // spelled as a vocabulary word, up to case
+      candidates_.push_back({e.word, key, -1, static_cast<double>(e.count) / oov_count});
+      by_key_.emplace(std::move(key), static_cast<int>(candidates_.size()) - 1);
+    }
+  }
+  lexicon_end_ = static_cast<int>(candidates_.size());
+}
+
+int Completer::candidate_for(const std::string& key, std::string_view word) {
+  const auto [it, added] = by_key_.emplace(key, static_cast<int>(candidates_.size()));
+  if (added) candidates_.push_back({std::string(word), key, -1, 0});
+  return it->second;
+}
+
+void Completer::rank_context(std::string_view tail) {
+  if (ranked_ && !learned_since_ranked_ && tail == ranked_tail_) return;
+  ranked_ = true;
+  learned_since_ranked_ = false;
+  ranked_tail_.assign(tail);
+
+  // p_model over the whole vocabulary: softmax of the context's logits, or
+  // uniform for a model that cannot read an empty context (no bos token).
+  std::span<const float> logits;
+  double log_normalizer = 0;
+  try {
+    logits = predictor_.next_logits(encode(model_, tail, Unknowns::kAllow));
+    log_normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+    ++forward_passes_;
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::kInput) throw;
+    logits = {};
+  }
+  const double uniform = 1.0 / model_.config.vocab_size;
+  auto p_model = [&](int id) {
+    return logits.empty()
+               ? uniform
+               : std::exp(static_cast<double>(logits[static_cast<size_t>(id)]) - log_normalizer);
+  };
+  p_unk_ = p_model(model_.unk_id);
+
+  const double lambda = options_.learn ? options_.lambda : 0;
+  cache_p_.assign(candidates_.size(), 0);
+  for (const auto& [key, entry] : cache_.entries()) {
+    cache_p_[static_cast<size_t>(by_key_.at(key))] = cache_.probability(entry);
+  }
+  ranked_words_.clear();
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    const Candidate& c = candidates_[i];
+    const bool in_vocabulary = c.id >= 0;
+    if (!in_vocabulary && cache_p_[i] == 0) continue;  // a lexicon word: offered after these
+    const double model_part = (1 - lambda) * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
+    const double cache_part = lambda * cache_p_[i];
+    ranked_words_.push_back({model_part + cache_part, static_cast<int>(i),
+                             cache_part > model_part ? Source::kHistory : Source::kModel});
+  }
+  std::sort(ranked_words_.begin(), ranked_words_.end(), [](const Ranked& a, const Ranked& b) {
+    return a.probability != b.probability ? a.probability > b.probability
+                                          : a.candidate < b.candidate;
+  });
+}
+
+void Completer::track_offered(std::string_view tail, const std::string& prefix_key) {
+  if (tail != offered_tail_ || !prefix_key.starts_with(offered_prefix_)) {
+    offered_.clear();
+    offered_tail_.assign(tail);
+  }
+  offered_prefix_ = prefix_key;
+}
+
+Completion Completer::complete(std::string_view text) {
+  const TypedText typed = split_typed(text);
+  if (options_.learn) learn_typed(text, typed.context.size());
+  const std::string_view tail = context_tail(typed.context, model_.config.max_len);
+  rank_context(tail);
+  const std::string prefix_key = fold_case(typed.prefix);
+  if (options_.no_repeat) track_offered(tail, prefix_key);
+  const bool capital = starts_with_capital(typed.prefix) || starts_sentence(typed.context);
+
+  Completion out{std::string(typed.context), std::string(typed.prefix), {}};
+  const auto k = static_cast<size_t>(std::max(options_.k, 0));
+  // Offers candidate i when it fits the prefix; true once k are offered.
+  auto offer = [&](int i, double probability, Source source) {
+    const Candidate& c = candidates_[static_cast<size_t>(i)];
+    if (!c.key.starts_with(prefix_key)) return false;
+    if (options_.no_repeat && !offered_.insert(c.key).second) return false;
+    const std::string_view form = cache_.form(c.key);
+    out.suggestions.push_back(
+        {written_form(form.empty() ? c.word : form, capital), probability, source});
+    return out.suggestions.size() >= k;
+  };
+  if (k == 0) return out;
+  for (const Ranked& r : ranked_words_) {
+    if (offer(r.candidate, r.probability, r.source)) return out;
+  }
+  // Too few: the lexicon's words outside the vocabulary, most frequent first
+  // (p(unk) * count / oov_count falls with the count).
+  const double lambda = options_.learn ? options_.lambda : 0;
+  for (int i = lexicon_begin_; i < lexicon_end_; ++i) {
+    if (cache_p_[static_cast<size_t>(i)] > 0) continue;  // ranked above with the cache
+    const double p = (1 - lambda) * p_unk_ * candidates_[static_cast<size_t>(i)].share;
+    if (offer(i, p, Source::kLexicon)) return out;
+  }
+  return out;
+}
+
+void Completer::learn(std::string_view text) { learn_words(text, true); }
+
+void Completer::learn_words(std::string_view text, bool sentence_start) {
+  TokenizerOptions as_written = model_.config.tokenizer;
+  as_written.lowercase = false;
+  for (const std::string& token : tokenize(text, as_written)) {
+    if (has_letter_or_digit(token)) {
+      const std::string key = fold_case(token);
+      candidate_for(key, normalized_text(token, model_.config.tokenizer));
+      // At a sentence start the capital is the sentence's, not the word's.
+      cache_.add(key, sentence_start ? std::string_view() : std::string_view(token));
+      sentence_start = false;
+      learned_since_ranked_ = true;
+    } else if (ends_sentence(token)) {
+      sentence_start = true;
+    }
+  }
+}
+
+void Completer::learn_typed(std::string_view text, size_t context_end) {
+  size_t common = common_prefix(learned_, text);
+  if (common < learned_.size()) {
+    // The text changed behind what was learned: its words from the changed
+    // one on count as new (a word deleted and typed again is learned again).
+    while (common > 0 && !is_space(text[common - 1])) --common;
+  }
+  if (common < context_end) {
+    learn_words(text.substr(common, context_end - common), starts_sentence(text.substr(0, common)));
+  }
+  learned_.resize(std::min(common, context_end));
+  if (common < context_end) learned_.append(text.substr(common, context_end - common));
+}
+
+}  // namespace nextword

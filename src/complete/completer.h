@@ -1,0 +1,125 @@
+// Predictive text entry: suggestions for the word being typed, or for the
+// next word, from everything typed so far (README, "Predictive text").
+//
+// The transformer scores the context (the text before the word being typed)
+// once per word: keystrokes inside a word only filter and re-rank what that
+// one forward pass gave. Out-of-vocabulary words come from the model's
+// lexicon; with `learn`, a cache of the writer's own words is interpolated:
+//
+//   p(w) = (1 - lambda) p_model(w) + lambda p_cache(w)
+//   p_model(w) = softmax(logits)[w]                 for a vocabulary word
+//              = p(unk) * count(w) / oov_count       for a lexicon word outside it
+//
+// (oov_count: the summed counts of the lexicon's words outside the vocabulary).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "complete/word_cache.h"
+#include "model/lexicon.h"
+#include "model/model_file.h"
+#include "predict/predictor.h"
+
+namespace nextword {
+
+struct CompleteOptions {
+  int k = 6;               // suggestions at most
+  bool no_repeat = false;  // a word offered for the word being typed is not offered again
+  bool learn = false;      // interpolate the cache of the writer's words
+  // Tuned on held-out text (tests/bench/tune_learn.py; README): the cache's
+  // weight, and how much a use counts less for each word written after it.
+  double lambda = 0.1;
+  double decay = 0.995;
+};
+
+// Where a suggestion's probability mostly comes from.
+enum class Source { kModel, kLexicon, kHistory };
+const char* source_name(Source source);
+
+struct Suggestion {
+  std::string word;  // as the writer would write it (case follows the writer)
+  double probability = 0;
+  Source source = Source::kModel;
+};
+
+struct Completion {
+  std::string context;                  // the text before the word being typed
+  std::string prefix;                   // the start of that word, as typed ("" between words)
+  std::vector<Suggestion> suggestions;  // best first, at most k
+};
+
+// One typing session: successive calls are successive states of one text
+// (for `no_repeat` and `learn`). Not thread-safe.
+class Completer {
+ public:
+  // `lexicon` may be null. The model and lexicon must outlive the completer.
+  Completer(const Model& model, const Lexicon* lexicon, const CompleteOptions& options);
+
+  // The suggestions for `text`, everything typed so far (its whitespace at
+  // the end included). With `learn`, the words it finished since the
+  // previous call are learned first.
+  Completion complete(std::string_view text);
+
+  // Learns every word of `text` as written by the writer (a history file).
+  void learn(std::string_view text);
+
+  // Forward passes run so far (one per distinct context, not per keystroke).
+  int forward_passes() const { return forward_passes_; }
+
+ private:
+  // A word that can be suggested: a vocabulary word, a lexicon word outside
+  // the vocabulary, or a word only the writer has used.
+  struct Candidate {
+    std::string word;  // as the model or lexicon spells it
+    std::string key;   // folded, for matching (text/words.h)
+    int id = -1;       // vocabulary id, or -1
+    double share = 0;  // count / oov_count for a lexicon word outside the vocabulary
+  };
+  struct Ranked {
+    double probability;
+    int candidate;
+    Source source;
+  };
+
+  int candidate_for(const std::string& key, std::string_view word);
+  // Ranks every candidate for `tail` (a forward pass), unless it is the
+  // context ranked last.
+  void rank_context(std::string_view tail);
+  // Learns the words of `text` (whitespace-separated chunks of it);
+  // `sentence_start`: whether its first word starts a sentence.
+  void learn_words(std::string_view text, bool sentence_start);
+  // Learns what `text` finished beyond what earlier calls learned.
+  void learn_typed(std::string_view text, size_t context_end);
+  // The no-repeat filter for this word: forgets what was offered when
+  // another word is being typed.
+  void track_offered(std::string_view tail, const std::string& prefix_key);
+
+  const Model& model_;
+  const Lexicon* lexicon_;
+  CompleteOptions options_;
+  Predictor predictor_;
+  std::vector<Candidate> candidates_;
+  std::unordered_map<std::string, int> by_key_;  // the best candidate of each key
+  int lexicon_begin_ = 0;                        // candidates_[lexicon_begin_..] are lexicon words
+  int lexicon_end_ = 0;                          // ... up to here, most frequent first
+  WordCache cache_;
+
+  // The context ranked last (none before the first call).
+  bool ranked_ = false;
+  std::string ranked_tail_;
+  double p_unk_ = 0;
+  std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first
+  std::vector<double> cache_p_;       // per candidate: p_cache
+  bool learned_since_ranked_ = false;
+
+  std::string learned_;  // the text whose words have been learned (with `learn`)
+  std::unordered_set<std::string> offered_;
+  std::string offered_tail_, offered_prefix_;
+  int forward_passes_ = 0;
+};
+
+}  // namespace nextword

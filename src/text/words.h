@@ -1,0 +1,43 @@
+// What a word is to a person typing: letters and digits, where sentences
+// start, and how a suggested word is capitalized. Predictive text entry
+// (src/complete) and keystroke counting share these rules.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nextword {
+
+// A letter or digit: an ASCII letter or digit, or a code point from U+00C0
+// on that is not in the General Punctuation block (U+2000..U+206F).
+bool is_letter_or_digit(uint32_t code_point);
+
+// The code point at text[i] and its length in bytes (an invalid byte counts
+// as one code point of its own, U+FFFD, so any input can be walked).
+uint32_t code_point_at(std::string_view text, size_t i, size_t* length);
+
+// How many code points `text` holds (invalid bytes count one each).
+size_t code_point_count(std::string_view text);
+
+// A token holding at least one letter or digit: a word, not punctuation.
+bool has_letter_or_digit(std::string_view token);
+
+// Case folded for matching: A-Z and the Latin-1 capitals lowered, curly
+// apostrophes and quotes made straight (the tokenizer's own normalization).
+std::string fold_case(std::string_view text);
+
+// Does a word written right after `before` start a sentence? Yes at the
+// start of the text, after ". ", "! " or "? " (quotes between allowed), and
+// right after an opening quote that follows a space.
+bool starts_sentence(std::string_view before);
+
+// True when text[0] is a capital letter (A-Z or Latin-1).
+bool starts_with_capital(std::string_view text);
+
+// `word` as a person writes it: its first letter capitalized when
+// `capitalize`, and "i" (also in "i'm", "i'll") always as "I".
+std::string written_form(std::string_view word, bool capitalize);
+
+}  // namespace nextword
