@@ -18,7 +18,7 @@ struct CompleteCommand {
   std::vector<std::string> words;
   std::string format = "text";
   bool quiet = false;
-  int threads = 0;
+  int threads = 1;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
@@ -30,12 +30,14 @@ struct CompleteCommand {
         ->check(CLI::IsMember({"text", "tsv", "json"}))
         ->capture_default_str();
     c.add_flag("-q,--quiet", quiet, "No notes on stderr (a line cut to its last 64 KiB)");
-    c.add_option("-t,--threads", threads, "Threads (default: every core)")
+    c.add_option("-t,--threads", threads,
+                 "Threads (default 1: one context per forward pass is too small a product to "
+                 "split)")
         ->check(CLI::Range(1, 1024));
   }
 
   int run() const {
-    set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
+    set_threading(Threading::kRows, threads);
     const Format f = format == "json"  ? Format::kJson
                      : format == "tsv" ? Format::kTsv
                                        : Format::kText;

@@ -68,6 +68,17 @@ void CompletionOptions::add_to(CLI::App& command) {
                    "keystroke");
   command.add_flag("--learn", options.learn,
                    "Adapt to the writer: mix in a cache of the words written so far");
+  command
+      .add_option("--learn-weight", options.lambda,
+                  "With --learn: lambda, the cache's share of each probability")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command
+      .add_option("--learn-decay", options.decay,
+                  "With --learn: how much a word's use counts less for each word written "
+                  "after it")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   command.add_option("--history", history,
                      "Plain-text file of earlier writing, learned at start (implies --learn)");
   command.add_option("--lexicon", lexicon,

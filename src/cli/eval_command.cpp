@@ -1,11 +1,14 @@
 // nextword eval: how well a model predicts the words of a text.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "base/threading.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/progress.h"
+#include "complete/keystrokes.h"
 #include "predict/evaluate.h"
 #include "text/documents.h"
 
@@ -16,18 +19,27 @@ struct EvalCommand {
   ModelOptions model;
   std::vector<std::string> files;
   std::string format = "text";
+  bool ksr = false;
+  CompletionOptions completion;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
     c.add_option("text", files, "Text files to score (documents as for train)")->required();
+    c.add_flag("--ksr", ksr,
+               "Keystroke savings instead: type the text with `complete`'s suggestions (-k, "
+               "--no-repeat, --learn, --history, --lexicon as for complete)");
+    completion.add_to(c);
     c.add_option("-f,--format", format, "Output: text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
   }
 
   int run() const {
-    set_threading(Threading::kRows, available_cores());
+    // Keystroke savings runs one context per forward pass: too small a
+    // product to split over threads.
+    set_threading(Threading::kRows, ksr ? 1 : available_cores());
     const Model m = model.load();
+    if (ksr) return keystroke_savings(m);
     const std::vector<Document> documents = read_documents(files, m.config.tokenizer);
     Progress progress;
     int64_t last_shown = -1;
@@ -60,6 +72,53 @@ struct EvalCommand {
                   100 * r.unknown_rate(), r.cross_entropy, r.perplexity(), r.top1_accuracy(),
                   r.top5_accuracy());
     write_line(text);
+    return 0;
+  }
+
+  int keystroke_savings(const Model& m) const {
+    std::string text;
+    for (const std::string& file : files) text += read_text_file(file) + "\n";
+    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    Completer completer = completion.make_completer(m, lexicon ? &*lexicon : nullptr);
+    std::vector<double> ms;
+    const KeystrokeCount k =
+        simulate_typing(text, completer, [&ms](double seconds) { ms.push_back(seconds * 1e3); });
+    std::sort(ms.begin(), ms.end());
+    auto quantile = [&ms](double q) {
+      return ms.empty() ? 0.0 : ms[static_cast<size_t>(q * static_cast<double>(ms.size() - 1))];
+    };
+    const CompleteOptions& o = completer.options();
+    if (format == "json") {
+      nlohmann::ordered_json j = {
+          {"words", k.words},
+          {"selected", k.selected},
+          {"queries", k.queries},
+          {"ki", k.ki},
+          {"ks", k.ks},
+          {"kn", k.kn},
+          {"ksr", k.ksr()},
+          {"k", o.k},
+          {"no_repeat", o.no_repeat},
+          {"learn", o.learn},
+          {"forward_passes", completer.forward_passes()},
+          {"keystroke_ms",
+           {{"median", quantile(0.5)}, {"p90", quantile(0.9)}, {"max", quantile(1)}}}};
+      write_line(j.dump());
+      return 0;
+    }
+    char line[600];
+    std::snprintf(line, sizeof line,
+                  "words          %lld (%lld selected from the suggestions)\n"
+                  "keystrokes     %lld typed + %lld selections, %lld without suggestions\n"
+                  "KSR            %.4f (k %d%s%s)\n"
+                  "per keystroke  median %.3f ms, p90 %.3f ms (%lld suggestion lists, %d forward "
+                  "passes)",
+                  static_cast<long long>(k.words), static_cast<long long>(k.selected),
+                  static_cast<long long>(k.ki), static_cast<long long>(k.ks),
+                  static_cast<long long>(k.kn), k.ksr(), o.k, o.learn ? ", learn" : "",
+                  o.no_repeat ? ", no-repeat" : "", quantile(0.5), quantile(0.9),
+                  static_cast<long long>(k.queries), completer.forward_passes());
+    write_line(line);
     return 0;
   }
 };

@@ -67,6 +67,7 @@ class Completer {
   // Learns every word of `text` as written by the writer (a history file).
   void learn(std::string_view text);
 
+  const CompleteOptions& options() const { return options_; }
   // Forward passes run so far (one per distinct context, not per keystroke).
   int forward_passes() const { return forward_passes_; }
 

@@ -275,7 +275,7 @@ def build_trigram_db(files, scratch):
     did not change); checks that the tables are consistent."""
     db = os.path.join(scratch, "presage-trigram.db")
     stamp = db + ".inputs"
-    key = json.dumps([[f, sha256(f)] for f in files])
+    key = json.dumps(["text2ngram -n 1,2,3 -l", [[f, sha256(f)] for f in files]])
     if os.path.exists(db) and os.path.exists(stamp):
         with open(stamp) as f:
             if f.read() == key:
@@ -442,30 +442,33 @@ def run_nextword_eval(args, text_path, extra):
     return out
 
 
-def check_nextword(args, test_text, scratch):
-    """ksr_protocol.py over `nextword complete` against `eval --ksr` on the
-    first N words."""
+def check_nextword(args, test_text, scratch, variants):
+    """ksr_protocol.py over `nextword complete [FLAGS]` against
+    `eval --ksr [FLAGS]` on the first N words, for each variant."""
     text = first_words(test_text, args.check_nextword)
     path = os.path.join(scratch, "check-%d.txt" % args.check_nextword)
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(text)
-    argv = [args.nextword, "complete", "-f", "tsv", "-k", str(args.k)] + model_args(args)
-    log("check: " + " ".join(argv) + " on " + path)
-    result = {"text": path, "words": ksr_protocol.count_words(text), "argv": argv}
-    try:
-        with ksr_protocol.LineEngine(argv, ksr_protocol.parse_tsv_pairs, name="nextword complete",
-                                     timeout=args.query_timeout) as engine:
-            r = ksr_protocol.simulate(text, engine, args.k, progress_every=args.progress_every,
-                                      progress=lambda m: log("check: " + m))
-            r.update(ksr_protocol.latency_summary(engine.latencies))
-            result["protocol"] = r
-    except (ksr_protocol.EngineError, OSError) as e:
-        result["protocol"] = {"error": str(e)}
-    result["eval"] = run_nextword_eval(args, path, [])
-    p, e = result["protocol"], result["eval"]
-    if "error" not in p and "error" not in e:
-        result["match"] = all(p[key] == e[key] for key in ("ki", "ks", "kn"))
-    return result
+    results = {"text": path, "words": ksr_protocol.count_words(text), "variants": {}}
+    for name, extra in variants:
+        argv = [args.nextword, "complete", "-f", "tsv", "-k", str(args.k)] + model_args(args) + extra
+        log("check: " + " ".join(argv) + " on " + path)
+        result = {"argv": argv}
+        try:
+            with ksr_protocol.LineEngine(argv, ksr_protocol.parse_tsv_pairs, name="nextword complete",
+                                         timeout=args.query_timeout) as engine:
+                r = ksr_protocol.simulate(text, engine, args.k, progress_every=args.progress_every,
+                                          progress=lambda m: log("check: " + m))
+                r.update(ksr_protocol.latency_summary(engine.latencies))
+                result["protocol"] = r
+        except (ksr_protocol.EngineError, OSError) as e:
+            result["protocol"] = {"error": str(e)}
+        result["eval"] = run_nextword_eval(args, path, extra)
+        p, e = result["protocol"], result["eval"]
+        if "error" not in p and "error" not in e:
+            result["match"] = all(p[key] == e[key] for key in ("ki", "ks", "kn"))
+        results["variants"][name] = result
+    return results
 
 
 # --- output --------------------------------------------------------------------
@@ -475,7 +478,7 @@ def fmt(value, spec):
 
 
 def table(rows, out):
-    header = "%-30s %7s %8s %7s %8s %8s %8s %8s %8s %9s" % (
+    header = "%-38s %7s %8s %7s %8s %8s %8s %8s %8s %9s" % (
         "engine/config", "KSR %", "ki", "ks", "kn", "selected", "queries", "med ms", "p90 ms", "seconds")
     print(header, file=out)
     print("-" * len(header), file=out)
@@ -483,10 +486,10 @@ def table(rows, out):
         if r is None:
             continue
         if "error" in r:
-            print("%-30s  failed: %s" % (name, r["error"].splitlines()[0][:200] if r["error"] else ""), file=out)
+            print("%-38s  failed: %s" % (name, r["error"].splitlines()[0][:200] if r["error"] else ""), file=out)
             continue
         note = "" if r.get("complete", True) else "  (stopped at the time limit: %d tokens)" % r["tokens"]
-        print("%-30s %7s %8s %7s %8s %8s %8s %8s %8s %9s%s" % (
+        print("%-38s %7s %8s %7s %8s %8s %8s %8s %8s %9s%s" % (
             name, fmt(100 * r["ksr"] if r.get("ksr") is not None else None, ".2f"),
             r.get("ki"), r.get("ks"), r.get("kn"), fmt(r.get("selected"), "d"), fmt(r.get("queries"), "d"),
             fmt(r.get("median_ms"), ".3f"), fmt(r.get("p90_ms"), ".3f"), fmt(r.get("seconds"), ".1f"), note),
@@ -508,7 +511,7 @@ def main():
                     help="presage configurations, comma-separated, from: %s; '' for none"
                     % ", ".join(ALL_CONFIGS))
     ap.add_argument("--context-tokens", type=int, default=64,
-                    help="tokens of the text so far sent to presage (default 64)")
+                    help="tokens of the text so far sent to presage (default 64; 0: all of it)")
     ap.add_argument("--skip-nextword", action="store_true", help="no nextword eval runs")
     ap.add_argument("--nextword-variants", default="all",
                     help="'all' or comma-separated indices into: %s"
@@ -591,11 +594,11 @@ def main():
         home_presage = os.path.join(os.path.expanduser("~"), ".presage")
         summary["home_presage_dir_exists"] = os.path.exists(home_presage)
 
+    if args.nextword_variants == "all":
+        variants = NEXTWORD_VARIANTS
+    else:
+        variants = [NEXTWORD_VARIANTS[int(i)] for i in args.nextword_variants.split(",") if i]
     if not args.skip_nextword:
-        if args.nextword_variants == "all":
-            variants = NEXTWORD_VARIANTS
-        else:
-            variants = [NEXTWORD_VARIANTS[int(i)] for i in args.nextword_variants.split(",") if i]
         for name, extra in variants:
             r = run_nextword_eval(args, text_path, extra)
             summary["nextword"][name] = r
@@ -604,21 +607,24 @@ def main():
                 log("%s failed: %s" % (name, r["error"].splitlines()[0] if r["error"] else ""))
 
     if args.check_nextword:
-        check = check_nextword(args, text, scratch)
+        check = check_nextword(args, text, scratch, variants)
         summary["check_nextword"] = check
-        rows.append(("check: complete+protocol", check["protocol"]))
-        rows.append(("check: eval --ksr", check["eval"]))
+        for name, r in check["variants"].items():
+            flags = name[len("nextword"):].strip() or "plain"
+            rows.append(("check %s: complete" % flags, r["protocol"]))
+            rows.append(("check %s: eval" % flags, r["eval"]))
 
     print("text: %s (%d words, %d tokens, kn %d), k = %d" % (
         text_path, summary["text"]["words"], summary["text"]["tokens"], summary["text"]["kn"], args.k),
         file=table_out)
     table(rows, table_out)
     if "check_nextword" in summary:
-        m = summary["check_nextword"].get("match")
-        print("check on the first %d words: %s" % (
-            args.check_nextword,
-            "ki/ks/kn match" if m else "MISMATCH" if m is False else "not comparable (a side failed)"),
-            file=table_out)
+        for name, r in summary["check_nextword"]["variants"].items():
+            m = r.get("match")
+            print("check %s on the first %d words (%s): %s" % (
+                name, args.check_nextword, summary["check_nextword"]["text"],
+                "ki/ks/kn match" if m else "MISMATCH" if m is False else "not comparable (a side failed)"),
+                file=table_out)
     if configs:
         print("presage: driver %s, base profile %s, %d tokens of context; stock DB unchanged: %s"
               % (os.path.join(scratch, "presage_driver"), summary["presage_base_profile"],
