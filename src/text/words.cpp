@@ -22,8 +22,8 @@ bool is_latin1_capital(std::string_view text) {
 
 bool is_letter_or_digit(uint32_t code_point) {
   if (code_point < 0x80) return is_ascii_alnum(code_point);
-  return code_point >= 0xC0 && !(code_point >= 0x2000 && code_point <= 0x206F) &&
-         code_point != 0xFFFD;
+  return code_point >= 0xC0 && code_point <= 0x10FFFF &&
+         !(code_point >= 0x2000 && code_point <= 0x206F);
 }
 
 uint32_t code_point_at(std::string_view text, size_t i, size_t* length) {
@@ -31,7 +31,7 @@ uint32_t code_point_at(std::string_view text, size_t i, size_t* length) {
   const size_t n = utf8_sequence_length(p, text.data() + text.size());
   if (n == 0) {
     *length = 1;
-    return 0xFFFD;
+    return kInvalidByte;
   }
   *length = n;
   const auto b = [p](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(p[k])); };

@@ -11,11 +11,15 @@
 namespace nextword {
 
 // A letter or digit: an ASCII letter or digit, or a code point from U+00C0
-// on that is not in the General Punctuation block (U+2000..U+206F).
+// to U+10FFFF that is not in the General Punctuation block (U+2000..U+206F).
 bool is_letter_or_digit(uint32_t code_point);
 
+// What code_point_at() gives for a byte that does not start valid UTF-8:
+// beyond Unicode, so neither a letter nor any character.
+constexpr uint32_t kInvalidByte = 0x110000;
+
 // The code point at text[i] and its length in bytes (an invalid byte counts
-// as one code point of its own, U+FFFD, so any input can be walked).
+// as one code point of its own, kInvalidByte, so any input can be walked).
 uint32_t code_point_at(std::string_view text, size_t i, size_t* length);
 
 // How many code points `text` holds (invalid bytes count one each).

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""End-to-end tests of predictive text: `nextword complete` (records, the
+stdin stream as one typing session, case, the lexicon, --no-repeat, --learn
+and --history, bad input) and `nextword eval --ksr`, whose counts must equal
+those of the independent protocol in tests/bench/ksr_protocol.py driving the
+`complete` stream line by line.
+
+    python3 tests/cli/complete_test.py build/nextword data
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import cli_common
+from cli_common import MODEL, INPUT, USAGE, read, run
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import ksr_protocol  # noqa: E402
+
+NEXTWORD = DATA = None  # set by cli_common.main
+
+STORY = ("once upon a time, there was a little girl named lily. she loved to play outside "
+         "with her dog, max. one day, lily and max went to the park. \"look, max!\" said "
+         "lily. \"a big red ball!\" max barked and ran to the ball. lily laughed.")
+
+
+def words(record):
+    return record.split("  ") if record else []
+
+
+class Complete(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_the_word_being_typed_and_the_next_word(self):
+        r = run("complete", "once upon a ti")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(words(r.stdout.rstrip("\n"))[0], "time")
+        self.assertTrue(all(w.startswith("ti") for w in words(r.stdout.rstrip("\n"))))
+        self.assertEqual(len(words(r.stdout.rstrip("\n"))), 6)  # presage's default k
+        # Several arguments are one text, joined by spaces.
+        self.assertEqual(run("complete", "once", "upon", "a", "ti").stdout, r.stdout)
+        # A text ending in a space asks for the next word: the same as predict's.
+        nxt = run("complete", "-k", "3", "-f", "tsv", "the little girl was very ").stdout.split("\t")
+        pred = run("predict", "-k", "3", "-f", "tsv", "the little girl was very").stdout.split("\t")
+        self.assertEqual(nxt[0::2], [w for w in pred[0::2]])
+        self.assertEqual(nxt[1::2], pred[1::2])
+
+    def test_json_record(self):
+        r = run("complete", "-f", "json", "-k", "2", "-m", self.fruit, "banana apple P")
+        record = json.loads(r.stdout)
+        self.assertEqual(list(record), ["text", "context", "prefix", "suggestions"])
+        self.assertEqual(record["text"], "banana apple P")
+        self.assertEqual(record["context"], "banana apple ")
+        self.assertEqual(record["prefix"], "P")
+        self.assertEqual([s["word"] for s in record["suggestions"]], ["Pie", "Phone"])
+        self.assertEqual([s["source"] for s in record["suggestions"]], ["model", "model"])
+        e3, e1 = 2.718281828459045 ** 3, 2.718281828459045
+        self.assertAlmostEqual(record["suggestions"][0]["probability"], e3 / (e3 + e1 + 4), 6)
+
+    def test_case_follows_the_writer(self):
+        self.assertEqual(words(run("complete", "Li").stdout.strip())[0], "Lily")
+        self.assertEqual(words(run("complete", "she said li").stdout.strip())[0], "lily")
+        start = words(run("complete", "").stdout.strip())
+        self.assertIn("Once", start)  # nothing typed: sentence starters, capitalized
+        self.assertTrue(all(w[0].isupper() for w in start))
+        after = words(run("complete", "he smiled. ").stdout.strip())
+        self.assertTrue(all(w[0].isupper() for w in after), after)
+        self.assertIn("I", words(run("complete", "then i").stdout.strip()))
+        quoted = words(run("complete", 'she said, "').stdout.strip())
+        self.assertTrue(quoted and all(w[0].isupper() for w in quoted), quoted)
+
+    def test_stdin_is_one_session_and_keeps_trailing_whitespace(self):
+        lines = ["once upon a", "once upon a ", "once upon a ti", "", "banana apple pie zzzz"]
+        r = run("complete", "-f", "json", stdin="".join(l + "\n" for l in lines))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        records = [json.loads(l) for l in r.stdout.splitlines()]
+        self.assertEqual([x["text"] for x in records], lines)
+        self.assertEqual(records[0]["prefix"], "a")
+        self.assertEqual(records[1]["prefix"], "")
+        self.assertEqual(records[1]["suggestions"][0]["word"], "time")
+        self.assertEqual(records[4]["suggestions"], [])  # nothing fits: no error
+        # CRLF ends a line like LF; a tab at the end is whitespace kept.
+        r = run("complete", "-f", "json", stdin="once upon a\r\nonce upon a\t\n")
+        prefixes = [json.loads(l)["prefix"] for l in r.stdout.splitlines()]
+        self.assertEqual(prefixes, ["a", ""])
+
+    def test_stream_answers_each_line_before_the_next_arrives(self):
+        with subprocess.Popen([NEXTWORD, "complete", "-f", "tsv"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, bufsize=1) as p:
+            for text in ["once upon a ", "once upon a time, there was a l", "lily"]:
+                p.stdin.write(text + "\n")
+                p.stdin.flush()
+                self.assertTrue(p.stdout.readline().endswith("\n"))
+            p.stdin.close()
+            p.wait(timeout=30)
+        self.assertEqual(p.returncode, 0)
+
+    def test_lexicon_completes_the_list(self):
+        # The default model ships lexicon.tsv: "brother's" is outside the vocabulary.
+        r = run("complete", "-f", "json", "her little brother'")
+        suggestions = json.loads(r.stdout)["suggestions"]
+        self.assertIn({"word": "brother's", "source": "lexicon"},
+                      [{"word": s["word"], "source": s["source"]} for s in suggestions])
+        lex = os.path.join(self.tmp, "lexicon.tsv")
+        with open(lex, "w") as f:
+            f.write("pear\t3\npeach\t1\n")
+        r = run("complete", "-m", self.fruit, "--lexicon", lex, "banana apple pe")
+        self.assertEqual(r.stdout, "pear  peach\n")
+        # Without one, a model still works.
+        self.assertEqual(run("complete", "-m", self.fruit, "banana apple pe").stdout, "\n")
+
+    def test_no_repeat(self):
+        stdin = "banana apple \nbanana apple p\n"
+        plain = run("complete", "-m", self.fruit, "-k", "1", stdin=stdin).stdout
+        self.assertEqual(plain, "pie\npie\n")
+        once = run("complete", "-m", self.fruit, "-k", "1", "--no-repeat", stdin=stdin).stdout
+        self.assertEqual(once, "pie\nphone\n")
+
+    def test_learn_and_history(self):
+        history = os.path.join(self.tmp, "history.txt")
+        with open(history, "w") as f:
+            f.write("We met Zorblax at noon.\nzorblax waved.\n")
+        self.assertEqual(run("complete", "we met zorb").stdout, "\n")  # no such word
+        r = run("complete", "-f", "json", "--history", history, "we met zorb")
+        s = json.loads(r.stdout)["suggestions"]
+        self.assertEqual((s[0]["word"], s[0]["source"]), ("Zorblax", "history"))
+        # --learn alone learns what the session types.
+        r = run("complete", "--learn", stdin="I saw Quorbix today. \nthen qu\n")
+        self.assertIn("Quorbix", r.stdout.splitlines()[1].split("  "))
+        r = run("complete", stdin="I saw Quorbix today. \nthen qu\n")
+        self.assertNotIn("Quorbix", r.stdout)
+
+    def test_bad_files(self):
+        lex = os.path.join(self.tmp, "lexicon.tsv")
+        with open(lex, "w") as f:
+            f.write("pear\t3\npeach 1\n")
+        r = run("complete", "-m", self.fruit, "--lexicon", lex, "x")
+        self.assertEqual((r.returncode, r.stdout), (MODEL, ""))
+        self.assertEqual(r.stderr, "nextword: %s:2: expected WORD<TAB>COUNT\n" % lex)
+        history = os.path.join(self.tmp, "history.txt")
+        with open(history, "wb") as f:
+            f.write(b"fine\nstill fine\nbad \xff byte\n")
+        r = run("complete", "--history", history, "x")
+        self.assertEqual((r.returncode, r.stdout), (INPUT, ""))
+        self.assertEqual(r.stderr, "nextword: %s:3: not valid UTF-8\n" % history)
+        r = run("complete", "--lexicon", os.path.join(self.tmp, "none.tsv"), "x")
+        self.assertEqual(r.returncode, MODEL)
+        self.assertIn("none.tsv: cannot open", r.stderr)
+        self.assertEqual(run("complete", "-k", "0", "x").returncode, USAGE)
+
+    def test_hostile_lines_behave_as_in_predict(self):
+        lines = [b"caf\xff ti", b"\x01bad \x02", b"once upon a " * 8000, b"x" * 70000]
+        r = subprocess.run([NEXTWORD, "complete", "-f", "json"], input=b"\n".join(lines) + b"\n",
+                           capture_output=True, check=False)
+        self.assertEqual(r.returncode, 0)
+        records = [json.loads(l) for l in r.stdout.decode().splitlines()]
+        self.assertEqual(len(records), 4)
+        self.assertEqual(records[2]["suggestions"][0]["word"], "time")
+        self.assertEqual(records[3]["suggestions"], [])
+        r = subprocess.run([NEXTWORD, "complete"], input=b"x" * 70000 + b"\n",
+                           capture_output=True, check=False)
+        self.assertIn(b"<stdin>:1: note: line longer than 64 KiB", r.stderr)
+
+
+class KeystrokeSavings(unittest.TestCase):
+    """eval --ksr against the protocol implemented again in Python, driving
+    the `complete` stream: the same ki, ks and kn, to the keystroke."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.text = os.path.join(self.tmp, "story.txt")
+        with open(self.text, "w") as f:
+            f.write(STORY + "\n\n" + STORY.replace("lily", "Zorblax") + "\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def python_count(self, *flags):
+        engine = ksr_protocol.LineEngine([NEXTWORD, "complete", "-f", "tsv", *flags],
+                                         ksr_protocol.parse_tsv_pairs)
+        try:
+            return ksr_protocol.simulate(read(self.text), engine, k=6)
+        finally:
+            engine.close()
+
+    def test_eval_ksr_equals_the_python_protocol(self):
+        for flags in ([], ["--no-repeat"], ["--learn", "--no-repeat"]):
+            with self.subTest(flags=flags):
+                r = run("eval", "--ksr", "-f", "json", self.text, *flags)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                mine = json.loads(r.stdout)
+                theirs = self.python_count(*flags)
+                for key in ("ki", "ks", "kn", "words", "selected", "queries"):
+                    self.assertEqual(mine[key], theirs[key], key)
+                self.assertAlmostEqual(mine["ksr"], theirs["ksr"], 12)
+                self.assertGreater(mine["ksr"], 0.5)
+                self.assertLessEqual(mine["forward_passes"], mine["words"])
+
+    def test_learning_helps_on_repeated_rare_words(self):
+        plain = json.loads(run("eval", "--ksr", "-f", "json", self.text).stdout)
+        learn = json.loads(run("eval", "--ksr", "-f", "json", "--learn", self.text).stdout)
+        self.assertGreater(learn["ksr"], plain["ksr"])
+
+    def test_text_report(self):
+        r = run("eval", "--ksr", self.text, "-k", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"KSR +0\.\d{4} \(k 3\)")
+        self.assertIn("per keystroke", r.stdout)
+
+
+if __name__ == "__main__":
+    cli_common.main(sys.modules[__name__])

@@ -1,0 +1,148 @@
+// complete/completer.h on the hand-written fruit model (data/README.md):
+// the words that fit the prefix in the model's order, with the model's
+// probabilities; the writer's case; the lexicon after the vocabulary; the
+// no-repeat filter; the cache of the writer's words; one forward pass per
+// word, not per keystroke.
+#include "complete/completer.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "predict/predictor.h"
+
+using namespace nextword;
+
+namespace {
+const Model& fruit() {
+  static const Model model =
+      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/examples/fruit"));
+  return model;
+}
+
+std::vector<std::string> words_of(const Completion& c) {
+  std::vector<std::string> words;
+  for (const Suggestion& s : c.suggestions) words.push_back(s.word);
+  return words;
+}
+
+using Words = std::vector<std::string>;
+
+// After "banana apple" the classifier scores pie 3, store 1 and the other
+// four words 0 (data/README.md): p(pie) = e^3 / (e^3 + e + 4).
+const double kZ = std::exp(3.0) + std::exp(1.0) + 4;
+}  // namespace
+
+TEST_CASE("suggestions: the words that fit the prefix, with the model's probabilities",
+          "[complete]") {
+  Completer c(fruit(), nullptr, {});
+  const Completion next = c.complete("banana apple ");
+  CHECK(next.context == "banana apple ");
+  CHECK(next.prefix == "");
+  CHECK(words_of(next) == Words{"pie", "store", "apple", "banana", "phone"});  // never <unk>
+  CHECK(next.suggestions[0].probability == Approx(std::exp(3.0) / kZ));
+  CHECK(next.suggestions[1].probability == Approx(std::exp(1.0) / kZ));
+  CHECK(next.suggestions[2].probability == Approx(1 / kZ));
+  CHECK(next.suggestions[0].source == Source::kModel);
+  // The same probabilities as predict's.
+  Predictor predictor(fruit());
+  const Prediction p = predictor.predict("banana apple", 2);
+  CHECK(next.suggestions[0].probability == Approx(p.top[0].probability));
+
+  const Completion typed = c.complete("banana apple P");
+  CHECK(typed.prefix == "P");
+  CHECK(words_of(typed) == Words{"Pie", "Phone"});  // a capital prefix, capital words
+  CHECK(words_of(c.complete("banana apple ph")) == Words{"phone"});
+  CHECK(words_of(c.complete("banana apple x")).empty());  // nothing fits: no error
+  CHECK(words_of(c.complete("banana apple pies")).empty());
+  // k cuts the list.
+  Completer two(fruit(), nullptr, {.k = 2});
+  CHECK(words_of(two.complete("banana apple ")) == Words{"pie", "store"});
+}
+
+TEST_CASE("a sentence's first word is capitalized", "[complete]") {
+  Completer c(fruit(), nullptr, {});
+  CHECK(words_of(c.complete("banana apple. ")).front() == "Pie");
+  CHECK(words_of(c.complete("banana apple, \"s")) == Words{"Store"});
+  // The fruit model has no bos token: an empty context is read as uniform.
+  const Completion start = c.complete("");
+  CHECK(words_of(start) == Words{"Apple", "Banana", "Phone", "Pie", "Store"});
+  CHECK(start.suggestions[0].probability == Approx(1.0 / 6));
+}
+
+TEST_CASE("the lexicon completes the list when the vocabulary has too few", "[complete]") {
+  Lexicon lexicon;
+  lexicon.entries = {{"apple", 10}, {"pear", 3}, {"peach", 1}, {"!", 5}};
+  sort_lexicon(lexicon);
+  Completer c(fruit(), &lexicon, {});
+  const Completion p = c.complete("banana apple p");
+  CHECK(words_of(p) == Words{"pie", "phone", "pear", "peach"});
+  // p(unk) * count / oov_count: unk's logit is 0, oov_count = 3 + 1 + 5.
+  CHECK(p.suggestions[2].probability == Approx(1 / kZ * 3 / 9));
+  CHECK(p.suggestions[3].probability == Approx(1 / kZ * 1 / 9));
+  CHECK(p.suggestions[2].source == Source::kLexicon);
+  // Only when fewer than k: with k = 2 the vocabulary fills it.
+  Completer two(fruit(), &lexicon, {.k = 2});
+  CHECK(words_of(two.complete("banana apple p")) == Words{"pie", "phone"});
+  CHECK(words_of(c.complete("banana apple Pea")) == Words{"Pear", "Peach"});
+  CHECK(words_of(c.complete("banana apple peac")) == Words{"peach"});
+}
+
+TEST_CASE("no-repeat: a word offered for this word is not offered again", "[complete]") {
+  Completer c(fruit(), nullptr, {.k = 1, .no_repeat = true});
+  CHECK(words_of(c.complete("banana apple ")) == Words{"pie"});
+  CHECK(words_of(c.complete("banana apple p")) == Words{"phone"});  // pie was offered
+  CHECK(words_of(c.complete("banana apple ph")) == Words{});        // so was phone
+  // Another word: everything may come again.
+  CHECK(words_of(c.complete("banana apple pie ")) == Words{"pie"});
+  // Backspace to a shorter prefix starts over too.
+  CHECK(words_of(c.complete("banana apple pie p")) == Words{"phone"});
+  CHECK(words_of(c.complete("banana apple pie ")) == Words{"pie"});
+  Completer repeat(fruit(), nullptr, {.k = 1});
+  CHECK(words_of(repeat.complete("banana apple ")) == Words{"pie"});
+  CHECK(words_of(repeat.complete("banana apple p")) == Words{"pie"});
+}
+
+TEST_CASE("keystrokes inside a word do not run the model", "[complete]") {
+  Completer c(fruit(), nullptr, {});
+  c.complete("banana apple ");
+  c.complete("banana apple p");
+  c.complete("banana apple pi");
+  c.complete("banana apple p");
+  CHECK(c.forward_passes() == 1);
+  c.complete("banana apple pie ");
+  CHECK(c.forward_passes() == 2);
+}
+
+TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's case",
+          "[complete]") {
+  const double lambda = 0.5;
+  Completer c(fruit(), nullptr, {.learn = true, .lambda = lambda, .decay = 1.0});
+  Completer plain(fruit(), nullptr, {});
+  const std::string text = "Banana apple Zorp ";
+  // Its three finished words are learned, one use each.
+  const Completion z = c.complete(text + "z");
+  REQUIRE(words_of(z) == Words{"Zorp"});  // the writer's spelling, mid-sentence
+  CHECK(z.suggestions[0].source == Source::kHistory);
+  CHECK(z.suggestions[0].probability == Approx(lambda / 3));  // (1 - lambda) * 0 + lambda / 3
+  // A vocabulary word: (1 - lambda) p_model + lambda p_cache.
+  const Completion a = c.complete(text + "a");
+  REQUIRE(words_of(a) == Words{"apple"});
+  CHECK(a.suggestions[0].probability ==
+        Approx((1 - lambda) * plain.complete(text + "a").suggestions[0].probability + lambda / 3));
+  // "Banana" began a sentence: its capital says nothing of the word.
+  CHECK(words_of(c.complete(text + "b")) == Words{"banana"});
+  // Typing on learns each finished word once.
+  c.complete(text + "pie ");
+  c.complete(text + "pie p");
+  c.complete(text + "pie pi");
+  CHECK(c.complete(text + "pie z").suggestions[0].probability == Approx(lambda / 4));
+  // Without learn the cache is not used.
+  CHECK(words_of(plain.complete(text + "z")).empty());
+}
+
+TEST_CASE("a history is learned like text the writer typed", "[complete]") {
+  Completer c(fruit(), nullptr, {.learn = true, .lambda = 0.2});
+  c.learn("Zorp went home. Then zorp slept.\n");
+  const Completion z = c.complete("banana apple zo");
+  REQUIRE(words_of(z) == Words{"zorp"});  // the last mid-sentence spelling
+}
