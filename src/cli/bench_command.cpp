@@ -18,11 +18,15 @@
 #include "base/random.h"
 #include "base/threading.h"
 #include "cli/commands.h"
+#include "cli/completion.h"
+#include "complete/completer.h"
 #include "math/layers.h"
 #include "math/sgemm_peak.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"
+#include "predict/generate.h"
 #include "predict/predictor.h"
+#include "text/tokenizer.h"
 
 namespace nextword::cli {
 namespace {
@@ -205,8 +209,52 @@ struct BenchCommand {
     }
     report["sgemm_peak_gflops"] = best_peak;
     report["runs"] = std::move(runs);
+    report["keystrokes"] = keystrokes(m);
     write_line(format == "json" ? report.dump() : as_text(report));
     return 0;
+  }
+
+  // The latency of `complete` per keystroke, as its stdin stream sees them:
+  // a text the model writes itself (200 words sampled at temperature 1,
+  // seed 1) typed one character at a time, each state of it one call, on
+  // one thread like `complete`. Contexts grow to max_len tokens and past it.
+  // A keystroke that starts a word runs the forward pass; the others only
+  // filter what it gave.
+  json keystrokes(const Model& m) const {
+    set_threading(Threading::kRows, 1);
+    Predictor predictor(m);
+    const GenerateOptions options{.max_words = 200, .temperature = 1.0f, .seed = 1};
+    std::vector<std::string> words;
+    // From the bos token alone, or a lone <unk> for a model without one.
+    const std::string start = m.config.has_bos() ? "" : m.vocab.word(m.unk_id);
+    for (const int id : generate(predictor, encode(m, start, Unknowns::kAllow), options)) {
+      words.push_back(m.vocab.word(id));
+    }
+    std::string text;
+    append_as_text(text, words);
+    const std::optional<Lexicon> lexicon = CompletionOptions{}.load_lexicon(m.paths);
+    Completer completer(m, lexicon ? &*lexicon : nullptr, {});
+    std::vector<double> all, new_word, inside;
+    for (size_t i = 0; i <= text.size(); ++i) {
+      if (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+      const int passes = completer.forward_passes();
+      const auto t0 = Clock::now();
+      (void)completer.complete(std::string_view(text).substr(0, i));
+      const double ms = 1e3 * std::chrono::duration<double>(Clock::now() - t0).count();
+      all.push_back(ms);
+      (completer.forward_passes() > passes ? new_word : inside).push_back(ms);
+    }
+    auto quantile = [](std::vector<double> v, double q) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+    };
+    return {{"keystrokes", all.size()},
+            {"words", words.size()},
+            {"median_ms", quantile(all, 0.5)},
+            {"p90_ms", quantile(all, 0.9)},
+            {"new_word_median_ms", quantile(new_word, 0.5)},
+            {"inside_word_median_ms", quantile(inside, 0.5)}};
   }
 
   // Our JSON loader against nlohmann's DOM parse (the parse alone, before any
@@ -282,7 +330,12 @@ struct BenchCommand {
              num(get(run, "sgemm_peak_gflops"), 1, 8) +
              num(100 * get(run, "fraction_of_peak"), 1, 8) + "%\n";
     }
-    out.pop_back();
+    const json& k = r["keystrokes"];
+    out += "\ncomplete     " + num(get(k, "median_ms"), 3) + " ms median per keystroke (p90 " +
+           num(get(k, "p90_ms"), 3) + " ms; starting a word, with its forward pass, " +
+           num(get(k, "new_word_median_ms"), 3) + " ms; inside a word " +
+           num(get(k, "inside_word_median_ms"), 3) + " ms), typing " + num(get(k, "words"), 0) +
+           " words in " + num(get(k, "keystrokes"), 0) + " keystrokes, 1 thread";
     return out;
   }
 };

@@ -6,7 +6,6 @@
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
-#include "cli/line_reader.h"
 #include "text/tokenizer.h"
 
 namespace nextword::cli {
@@ -50,15 +49,8 @@ struct CompleteCommand {
       return 0;
     }
     LineReader input(STDIN_FILENO);
-    std::string line;
-    bool cut = false;
-    for (long number = 1; input.next(line, &cut); ++number) {
-      if (cut && !quiet && f != Format::kJson) {
-        report("<stdin>:" + std::to_string(number) +
-               ": note: line longer than 64 KiB: only its last 64 KiB were read");
-      }
-      write_line(completion_record(line, completer.complete(line), f));
-    }
+    stream_completions(completer, input, f, !quiet && f != Format::kJson,
+                       RecordSink{write_line, report});
     return 0;
   }
 };

@@ -131,4 +131,17 @@ std::string completion_record(const std::string& text, const Completion& c, Form
   return line;
 }
 
+void stream_completions(Completer& completer, LineReader& input, Format format, bool notes,
+                        const RecordSink& sink) {
+  std::string line;
+  bool cut = false;
+  for (long number = 1; input.next(line, &cut); ++number) {
+    if (cut && notes) {
+      sink.report("<stdin>:" + std::to_string(number) +
+                  ": note: line longer than 64 KiB: only its last 64 KiB were read");
+    }
+    sink.record(completion_record(line, completer.complete(line), format));
+  }
+}
+
 }  // namespace nextword::cli

@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "cli/line_reader.h"
 #include "cli/output.h"
+#include "cli/record_stream.h"
 #include "complete/completer.h"
 #include "model/lexicon.h"
 #include "model/model_file.h"
@@ -35,5 +37,12 @@ constexpr size_t kMaxHistoryBytes = size_t{16} << 20;
 // One record: text (words two spaces apart), TSV (word<TAB>probability...)
 // or JSON {"text", "context", "prefix", "suggestions": [{"word", "probability", "source"}]}.
 std::string completion_record(const std::string& text, const Completion& c, Format format);
+
+// Reads `input` to its end, one text per line (its whitespace at the end
+// kept), and writes one record per line, in order: the lines are successive
+// states of one typing session. `notes`: say when a line was cut to its
+// last 64 KiB.
+void stream_completions(Completer& completer, LineReader& input, Format format, bool notes,
+                        const RecordSink& sink);
 
 }  // namespace nextword::cli

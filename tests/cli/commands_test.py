@@ -99,9 +99,17 @@ class Bench(unittest.TestCase):
         for x in report["runs"]:
             self.assertAlmostEqual(x["fraction_of_peak"], x["gflops"] / x["sgemm_peak_gflops"])
             self.assertAlmostEqual(x["tokens_per_s"], x["batch"] * x["tokens"] / x["best_ms"] * 1e3)
+        # complete's keystrokes: 200 words typed a character at a time, a
+        # forward pass only where a word starts.
+        k = report["keystrokes"]
+        self.assertEqual(k["words"], 200)
+        self.assertGreater(k["keystrokes"], 200)
+        self.assertGreater(k["new_word_median_ms"], 0)
+        self.assertLessEqual(k["inside_word_median_ms"], k["new_word_median_ms"])
         text = run("bench", "-m", fruit, "-b", "2", "-l", "3", "--seconds", "0.02",
                    "--no-json-loader").stdout
         self.assertIn("sgemm peak", text)
+        self.assertIn("ms median per keystroke", text)
         self.assertNotIn("json loader", text)
         r = run("bench", "-m", fruit, "-l", "9")
         self.assertEqual(r.returncode, USAGE)
@@ -235,7 +243,18 @@ class TrainAndEval(unittest.TestCase):
         reports = [json.loads(line) for line in lines[1:]]
         self.assertEqual([p["step"] for p in reports], list(range(10, 201, 10)))
         self.assertIn("val_loss", reports[-1])
-        self.assertEqual(sorted(os.listdir(out)), ["checkpoint.json", "vocab.json", "weights.json"])
+        self.assertEqual(sorted(os.listdir(out)),
+                         ["checkpoint.json", "lexicon.tsv", "vocab.json", "weights.json"])
+        # lexicon.tsv: every word of the text with its count, most frequent
+        # first; the vocabulary is <unk>, <bos>, then its first words.
+        lexicon = [line.split("\t") for line in read(os.path.join(out, "lexicon.tsv")).splitlines()]
+        words = STORY.lower().replace(".", " .").replace(",", " ,").split()
+        self.assertEqual({w: int(c) for w, c in lexicon},
+                         {w: 40 * words.count(w) for w in set(words)})
+        counts = [int(c) for _, c in lexicon]
+        self.assertEqual(counts, sorted(counts, reverse=True))
+        vocab = json.loads(read(os.path.join(out, "vocab.json")))
+        self.assertEqual(vocab[2:], [w for w, _ in lexicon][:len(vocab) - 2])
 
         p = run("predict", "-m", out, "-k", "1", "once upon a")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -254,6 +273,30 @@ class TrainAndEval(unittest.TestCase):
         self.assertAlmostEqual(result["perplexity"], 2.718281828 ** result["cross_entropy"], 5)
         text = run("eval", self.text, "-m", out).stdout
         self.assertIn("perplexity", text)
+
+    def test_shipped_lexicon_is_what_train_writes(self):
+        """data/default/lexicon.tsv comes from the default model's own text:
+        a run on it (data/default/train.sh's split; one step suffices, the
+        lexicon and vocabulary are written first) writes the shipped lexicon
+        and vocabulary byte for byte."""
+        corpus = os.path.join(DATA, "..", "..", "shared", "corpus")
+        continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
+        if not os.path.exists(continuation):
+            self.skipTest("no ../shared/corpus next to the repository")
+        with open(continuation, encoding="utf-8") as f:
+            lines = f.readlines()
+        cut = next(n for n in range(20500, len(lines) + 1) if not lines[n - 1].strip())
+        train_part = os.path.join(self.tmp, "continuation-train.txt")
+        with open(train_part, "w", encoding="utf-8") as f:
+            f.writelines(lines[:cut])
+        out = os.path.join(self.tmp, "default")
+        r = run("train", os.path.join(corpus, "tinystories-train-head.txt"), train_part, "-o", out,
+                "--vocab-size", "4096", "--d-model", "8", "--layers", "1", "--heads", "1",
+                "--d-ff", "8", "--context", "64", "--batch", "1", "--steps", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("lexicon.tsv", "vocab.json"):
+            self.assertEqual(read(os.path.join(out, name)),
+                             read(os.path.join(DATA, "default", name)), name)
 
     def test_same_seed_same_model(self):
         out, r = self.train("--steps", "30")
