@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 NEXTWORD = DATA = None
-OK, USAGE, MODEL, INPUT = 0, 2, 3, 4
+OK, USAGE, MODEL, INPUT, IO = 0, 2, 3, 4, 5
 
 
 def fruit_weights():
@@ -32,8 +32,12 @@ VOCAB = ["<unk>", "apple", "banana", "phone", "pie", "store"]
 
 class Case:
     def __init__(self, name, code, message, weights=None, vocab=None, raw_weights=None,
-                 raw_vocab=None, args=None, stdin=None, stdout=None, safetensors=None):
+                 raw_vocab=None, args=None, stdin=None, stdout=None, safetensors=None,
+                 lexicon=None, history=None, command="predict"):
         self.name, self.code, self.message = name, code, message
+        # `complete` runs get lexicon.tsv in the model directory and a
+        # history file (bytes) given with --history.
+        self.lexicon, self.history, self.command = lexicon, history, command
         self.weights, self.vocab = weights, vocab
         self.raw_weights, self.raw_vocab = raw_weights, raw_vocab
         self.args, self.stdin, self.stdout, self.safetensors = args, stdin, stdout, safetensors
@@ -165,6 +169,32 @@ def cases():
         Case("a phrase with no words", INPUT, "the phrase has no words", args=["   "]),
         Case("a phrase with a control character", INPUT, "vocabulary: kiwi\\x1bmango",
              args=["kiwi\x1bmango"]),
+        Case("a lexicon line without a tab", MODEL, "m/lexicon.tsv:2: expected WORD<TAB>COUNT",
+             command="complete", lexicon=b"pear\t3\npeach 1\n"),
+        Case("an empty lexicon line", MODEL, "m/lexicon.tsv:2: expected WORD<TAB>COUNT",
+             command="complete", lexicon=b"pear\t3\n\npeach\t1\n"),
+        Case("a lexicon count of zero", MODEL, "m/lexicon.tsv:1: the count is not a whole number",
+             command="complete", lexicon=b"pear\t0\n"),
+        Case("a negative lexicon count", MODEL, "m/lexicon.tsv:1: the count is not a whole number",
+             command="complete", lexicon=b"pear\t-3\n"),
+        Case("a lexicon count above 2^63", MODEL, "m/lexicon.tsv:1: the count is not a whole number",
+             command="complete", lexicon=b"pear\t99999999999999999999\n"),
+        Case("a lexicon word twice", MODEL, 'm/lexicon.tsv:3: "pear" appears twice',
+             command="complete", lexicon=b"pear\t3\nfig\t2\npear\t1\n"),
+        Case("a lexicon word of invalid UTF-8", MODEL, "m/lexicon.tsv:1: the word is not valid UTF-8",
+             command="complete", lexicon=b"p\xffar\t3\n"),
+        Case("a lexicon word with a control character", MODEL,
+             "m/lexicon.tsv:1: the word holds a space or control character",
+             command="complete", lexicon=b"pe\x1bar\t3\n"),
+        Case("a lexicon with CRLF lines", MODEL, "m/lexicon.tsv:1: the count is not a whole number",
+             command="complete", lexicon=b"pear\t3\r\n"),
+        Case("a history line of invalid UTF-8", INPUT, "history.txt:2: not valid UTF-8",
+             command="complete", history=b"we met zorblax\nat \xff noon\n"),
+        Case("a history with a NUL byte", INPUT, "history.txt:1: holds a control character",
+             command="complete", history=b"zor\x00blax\n"),
+        Case("complete with k of 0", USAGE, "--top-k", command="complete", args=["-k", "0", "ap"]),
+        Case("eval --ksr on a missing text", IO, "absent.txt: cannot open", command="eval",
+             args=["--ksr", "ABSENT.txt"]),
         Case("an unknown command", USAGE, "unknown command 'predcit'", args=None),
         Case("a bad option value", USAGE, "--top-k", args=["-k", "0", "apple"]),
     ]
@@ -180,7 +210,18 @@ def run_case(case, tmp):
         f.write(case.raw_weights if case.raw_weights is not None
                 else json.dumps(case.weights or fruit_weights()))
     vocab = os.path.join(model, "vocab.json")
-    if case.name == "an unknown command":
+    if case.lexicon is not None:
+        with open(os.path.join(model, "lexicon.tsv"), "wb") as f:
+            f.write(case.lexicon)
+    history = []
+    if case.history is not None:
+        history = ["--history", os.path.join(tmp, "history.txt")]
+        with open(history[1], "wb") as f:
+            f.write(case.history)
+    if case.command != "predict":
+        args = [a.replace("ABSENT", os.path.join(tmp, "absent")) for a in (case.args or ["ap"])]
+        command = [NEXTWORD, case.command, "-m", model, *history, *args]
+    elif case.name == "an unknown command":
         command = [NEXTWORD, "predcit", "apple"]
     elif case.safetensors is not None:
         path = os.path.join(model, "w.safetensors")
