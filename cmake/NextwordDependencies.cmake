@@ -45,3 +45,14 @@ else()
   target_link_libraries(nextword_openmp INTERFACE OpenMP::OpenMP_CXX)
 endif()
 add_library(nextword::openmp ALIAS nextword_openmp)
+
+# ncurses' terminfo layer (libncurses-dev), for `nextword type`: the
+# terminal's own strings for moving the cursor, clearing a line and naming
+# the keys. FindCurses gives variables only; an interface target carries them.
+set(CURSES_NEED_NCURSES TRUE)
+find_package(Curses REQUIRED)
+add_library(nextword_curses INTERFACE)
+target_link_libraries(nextword_curses INTERFACE ${CURSES_LIBRARIES})
+target_include_directories(nextword_curses SYSTEM INTERFACE ${CURSES_INCLUDE_DIRS})
+target_compile_options(nextword_curses INTERFACE ${CURSES_CFLAGS})
+add_library(nextword::curses ALIAS nextword_curses)

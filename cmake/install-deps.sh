@@ -5,12 +5,13 @@
 # Runs apt-get as root, or through sudo.
 set -euo pipefail
 
-packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev catch2 python3)
+packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev catch2
+          python3)
 if [[ "${1:-}" == "--test" ]]; then
   # The PyTorch reference; the format check; clang with its sanitizer and
   # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers;
-  # Chromium for the HTML page's browser test.
-  packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium)
+  # Chromium for the HTML page's browser test; tmux for `type`'s terminal test.
+  packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux)
 fi
 
 missing=()

@@ -60,6 +60,8 @@ CLI::App* add_convert_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_generate_command(CLI::App& app, std::function<int()>& run);
 // nextword complete TEXT [-k N] [--learn] [--no-repeat] [-f text|tsv|json]
 CLI::App* add_complete_command(CLI::App& app, std::function<int()>& run);
+// nextword type [-k N] [--learn] [--history FILE]: a line typed with suggestions below it
+CLI::App* add_type_command(CLI::App& app, std::function<int()>& run);
 // nextword bench [-m DIR]
 CLI::App* add_bench_command(CLI::App& app, std::function<int()>& run);
 
