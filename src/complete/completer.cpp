@@ -188,6 +188,9 @@ void Completer::learn_words(std::string_view text, bool sentence_start) {
 
 void Completer::learn_typed(std::string_view text, size_t context_end) {
   size_t common = common_prefix(learned_, text);
+  // Backspace, or a cursor moved back (`type`): what was learned stays
+  // learned, and typing it again learns nothing new.
+  if (common == text.size()) return;
   if (common < learned_.size()) {
     // The text changed behind what was learned: its words from the changed
     // one on count as new (a word deleted and typed again is learned again).

@@ -136,6 +136,15 @@ TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's
   c.complete(text + "pie p");
   c.complete(text + "pie pi");
   CHECK(c.complete(text + "pie z").suggestions[0].probability == Approx(lambda / 4));
+  // Backspace over a finished word and typing it again: still learned once.
+  c.complete(text + "pie");
+  c.complete(text + "pi");
+  c.complete(text + "pie ");
+  CHECK(c.complete(text + "pie z").suggestions[0].probability == Approx(lambda / 4));
+  // Another word in its place is new.
+  c.complete(text + "pi");
+  c.complete(text + "pia ");
+  CHECK(c.complete(text + "pia z").suggestions[0].probability == Approx(lambda / 5));
   // Without learn the cache is not used.
   CHECK(words_of(plain.complete(text + "z")).empty());
 }
