@@ -32,7 +32,7 @@ struct CompleteOptions {
   bool learn = false;      // interpolate the cache of the writer's words
   // Tuned on held-out text (tests/bench/tune_learn.py; README): the cache's
   // weight, and how much a use counts less for each word written after it.
-  double lambda = 0.1;
+  double lambda = 0.05;
   double decay = 0.995;
 };
 
