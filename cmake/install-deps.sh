@@ -10,8 +10,11 @@ packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncur
 if [[ "${1:-}" == "--test" ]]; then
   # The PyTorch reference; the format check; clang with its sanitizer and
   # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers;
-  # Chromium for the HTML page's browser test; tmux for `type`'s terminal test.
-  packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux)
+  # Chromium for the HTML page's browser test; tmux for `type`'s terminal test;
+  # presage (its library, text2ngram and stock database) as the yardstick of
+  # keystroke savings, never linked into nextword.
+  packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
+             presage libpresage-dev libpresage-data)
 fi
 
 missing=()

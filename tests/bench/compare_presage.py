@@ -41,7 +41,10 @@ listed in the output. Configurations (--configs):
                   into a fresh DB in the scratch directory (presage's adaptive
                   setup, what /etc/presage.xml does with ~/.presage/lm.db)
   own-ngram       own without the recency predictor
-Presage looks at a few words only (trigrams, recency over 20 tokens, an
+Presage's suggestions are compared by their word part (ksr_protocol.split_token):
+it keeps characters outside its Latin-1 tables, such as curly quotes, inside
+its tokens and offers '“what' after '“w' (--presage-raw: compare them as
+they are). Presage looks at a few words only (trigrams, recency over 20 tokens, an
 80-character context-change window), so it is sent the last --context-tokens
 (default 64) tokens of the text typed so far.
 
@@ -381,7 +384,9 @@ def run_presage(config, exe, profile, own_db, scratch, text, args):
     log("presage %s: %s" % (config, " ".join(argv[1:])))
     result = {"argv": argv, "overrides": dict(overrides), "effective_config": effective,
               "context_tokens": args.context_tokens}
-    with ksr_protocol.LineEngine(argv, ksr_protocol.parse_tabs, name="presage " + config,
+    parse = ksr_protocol.parse_tabs if args.presage_raw else ksr_protocol.parse_tabs_words
+    result["parse"] = parse.__name__
+    with ksr_protocol.LineEngine(argv, parse, name="presage " + config,
                                  timeout=args.query_timeout) as engine:
         try:
             r = ksr_protocol.simulate(text, engine, args.k, context_tokens=args.context_tokens,
@@ -512,6 +517,9 @@ def main():
                     % ", ".join(ALL_CONFIGS))
     ap.add_argument("--context-tokens", type=int, default=64,
                     help="tokens of the text so far sent to presage (default 64; 0: all of it)")
+    ap.add_argument("--presage-raw", action="store_true",
+                    help="compare presage's suggestions as they are (default: their word part, "
+                         "e.g. '\u201cwhat' offers 'what')")
     ap.add_argument("--skip-nextword", action="store_true", help="no nextword eval runs")
     ap.add_argument("--nextword-variants", default="all",
                     help="'all' or comma-separated indices into: %s"

@@ -208,6 +208,20 @@ def parse_tabs(line):
     return [w for w in line.split("\t") if w]
 
 
+def parse_tabs_words(line):
+    """presage_driver, suggestions reduced to their word part (split_token):
+    presage keeps characters it does not know as separators, such as curly
+    quotes, in its tokens and offers e.g. '“what' after '“w'; selecting it
+    enters the word 'what'. Suggestions without a word are dropped, repeats
+    removed."""
+    out = []
+    for w in parse_tabs(line):
+        word = split_token(w)[1]
+        if word and word not in out:
+            out.append(word)
+    return out
+
+
 class EngineError(RuntimeError):
     pass
 
@@ -334,6 +348,7 @@ def _self_check():
     assert split_token("“who") == ("“", "who", "")
     assert split_token("didn’t") == ("", "didn’t", "")
     assert split_token("café!") == ("", "café", "!")
+    assert parse_tabs_words("“what\twhat\t--\tlily’s") == ["what", "lily’s"]
     assert is_letter_or_digit("é") and not is_letter_or_digit("’") and not is_letter_or_digit("\u00bf")
     assert tail_tokens("a b  c d ", 2) == "c d "
     assert tail_tokens("a b c d", 2) == "c d"
