@@ -13,10 +13,6 @@
 namespace nextword {
 namespace {
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 bool ends_sentence(const std::string& token) {
   return token == "." || token == "!" || token == "?";
 }

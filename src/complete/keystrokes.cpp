@@ -8,10 +8,6 @@
 namespace nextword {
 namespace {
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 // A token as typed: [lead | word | trail], the word from the first to the
 // last letter or digit (empty when it has none).
 struct Token {

@@ -5,10 +5,6 @@
 namespace nextword {
 namespace {
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 // Joins a word: an apostrophe (straight or U+2019) or a hyphen.
 size_t joiner_before(std::string_view text, size_t end) {
   if (end >= 1 && (text[end - 1] == '\'' || text[end - 1] == '-')) return 1;

@@ -8,10 +8,6 @@
 namespace nextword {
 namespace {
 
-bool is_space(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 bool is_ascii_punctuation(unsigned char c) {
   return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
          (c >= '{' && c <= '~');
@@ -76,7 +72,8 @@ std::vector<Unit> normalize(std::string_view text, bool lowercase) {
       continue;
     }
     if (lowercase && c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c - 'A' + 'a');
-    units.push_back({std::string(1, static_cast<char>(c)), is_ascii_punctuation(c), is_space(c)});
+    units.push_back({std::string(1, static_cast<char>(c)), is_ascii_punctuation(c),
+                     is_space(static_cast<char>(c))});
     ++i;
   }
   return units;

@@ -66,8 +66,8 @@ std::string fold_case(std::string_view text) {
 
 bool starts_sentence(std::string_view before) {
   size_t i = before.size();
-  if (i > 0 && before[i - 1] == '"' && (i == 1 || before[i - 2] == ' ')) return true;
-  while (i > 0 && (before[i - 1] == ' ' || before[i - 1] == '"')) --i;
+  if (i > 0 && before[i - 1] == '"' && (i == 1 || is_space(before[i - 2]))) return true;
+  while (i > 0 && (is_space(before[i - 1]) || before[i - 1] == '"')) --i;
   return i == 0 || before[i - 1] == '.' || before[i - 1] == '!' || before[i - 1] == '?';
 }
 

@@ -10,6 +10,12 @@
 
 namespace nextword {
 
+// Whitespace, which separates words: space, tab, newline, carriage return,
+// vertical tab and form feed (the tokenizer's, data/FORMAT.md).
+constexpr bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 // A letter or digit: an ASCII letter or digit, or a code point from U+00C0
 // to U+10FFFF that is not in the General Punctuation block (U+2000..U+206F).
 bool is_letter_or_digit(uint32_t code_point);

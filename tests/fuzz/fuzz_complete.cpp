@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/completion.h"
+#include "stdin_pipe.h"
 #include "text/words.h"
 
 namespace {
@@ -40,12 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Format format = (data[0] & 0x20) != 0 ? Format::kJson : Format::kTsv;
   const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
 
-  int fds[2];
-  if (::pipe(fds) != 0) __builtin_trap();
-  if (::write(fds[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) {
-    __builtin_trap();
-  }
-  ::close(fds[1]);
+  const int stdin_fd = nextword::fuzz::pipe_holding(input);
   size_t records = 0;
   const nextword::cli::RecordSink sink{
       [&](const std::string& record) {
@@ -64,13 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       },
       [](const std::string&) {}};
   nextword::Completer completer(fruit(), &lexicon(), options);
-  nextword::cli::LineReader reader(fds[0]);
+  nextword::cli::LineReader reader(stdin_fd);
   nextword::cli::stream_completions(completer, reader, format, true, sink);
-  ::close(fds[0]);
+  ::close(stdin_fd);
 
-  size_t lines = 0;
-  for (const char c : input) lines += c == '\n' ? 1 : 0;
-  if (!input.empty() && input.back() != '\n') ++lines;
+  const size_t lines = nextword::fuzz::line_count(input);
   if (records != lines) __builtin_trap();
   return 0;
 }

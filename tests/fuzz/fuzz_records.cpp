@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "cli/line_reader.h"
 #include "cli/record_stream.h"
+#include "stdin_pipe.h"
 
 namespace {
 
@@ -37,12 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.top_k = 1 + (data[0] & 0x07);
   const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
 
-  int fds[2];
-  if (::pipe(fds) != 0) __builtin_trap();
-  if (::write(fds[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) {
-    __builtin_trap();
-  }
-  ::close(fds[1]);
+  const int stdin_fd = nextword::fuzz::pipe_holding(input);
   size_t records = 0;
   const nextword::cli::RecordSink sink{[&](const std::string& record) {
                                          ++records;
@@ -51,13 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                        },
                                        [](const std::string&) {}};
   nextword::Predictor predictor(fruit());
-  nextword::cli::LineReader reader(fds[0]);
+  nextword::cli::LineReader reader(stdin_fd);
   const int status = nextword::cli::stream_records(fruit(), predictor, reader, options, sink);
-  ::close(fds[0]);
+  ::close(stdin_fd);
 
-  size_t lines = 0;
-  for (const char c : input) lines += c == '\n' ? 1 : 0;
-  if (!input.empty() && input.back() != '\n') ++lines;
+  const size_t lines = nextword::fuzz::line_count(input);
   if (records != lines || (status != 0 && status != 4)) __builtin_trap();
   return 0;
 }

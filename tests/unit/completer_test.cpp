@@ -9,16 +9,13 @@
 #include <cmath>
 
 #include "predict/predictor.h"
+#include "test_models.h"
 
 using namespace nextword;
 
-namespace {
-const Model& fruit() {
-  static const Model model =
-      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/examples/fruit"));
-  return model;
-}
+using testing::fruit;
 
+namespace {
 std::vector<std::string> words_of(const Completion& c) {
   std::vector<std::string> words;
   for (const Suggestion& s : c.suggestions) words.push_back(s.word);

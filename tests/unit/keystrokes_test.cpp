@@ -3,15 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_models.h"
+
 using namespace nextword;
 
-namespace {
-const Model& fruit() {
-  static const Model model =
-      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/examples/fruit"));
-  return model;
-}
-}  // namespace
+using testing::fruit;
 
 TEST_CASE("typing 'banana apple pie' with one suggestion", "[ksr]") {
   // banana: "" offers Apple (uniform: the lowest id), "b" offers Banana: 1 typed + 1 selection.

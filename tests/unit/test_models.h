@@ -1,4 +1,5 @@
-// Small random models for the training tests.
+// Models for the unit tests: small random ones (the training tests), and the
+// hand-written fruit model.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,14 @@
 #include "model/model_file.h"
 
 namespace nextword::testing {
+
+// data/examples/fruit, the hand-written model of the attention article
+// (data/README.md), loaded once.
+inline const Model& fruit() {
+  static const Model model =
+      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/examples/fruit"));
+  return model;
+}
 
 // A model of this config (vocab_size words "w0".., "<unk>" first, "<bos>"
 // second when the config names it) with every tensor N(0, scale), norm gains

@@ -7,16 +7,11 @@
 
 #include "model/model_file.h"
 #include "predict/predictor.h"
+#include "test_models.h"
 
 using namespace nextword;
 
-namespace {
-const Model& fruit() {
-  static const Model model =
-      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/examples/fruit"));
-  return model;
-}
-}  // namespace
+using testing::fruit;
 
 TEST_CASE("banana pulls apple toward fruit", "[article]") {
   Predictor predictor(fruit());
