@@ -127,7 +127,9 @@ struct EvalCommand {
 
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run) {
   return add_command<EvalCommand>(
-      app, "eval", "Score a model on text: cross-entropy, perplexity, top-1 and top-5 accuracy",
+      app, "eval",
+      "Score a model on text: cross-entropy, perplexity, top-1 and top-5 accuracy; or keystroke "
+      "savings (--ksr)",
       run);
 }
 
