@@ -18,6 +18,7 @@ struct CompleteCommand {
   std::string format = "text";
   bool quiet = false;
   int threads = 1;
+  int batch = 64;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
@@ -27,6 +28,11 @@ struct CompleteCommand {
     completion.add_to(c);
     c.add_option("-f,--format", format, "Output: text, tsv or json (JSON Lines)")
         ->check(CLI::IsMember({"text", "tsv", "json"}))
+        ->capture_default_str();
+    c.add_option("--batch", batch,
+                 "Lines from stdin whose contexts run together, at most (lines already "
+                 "waiting; a typed line is answered at once)")
+        ->check(CLI::Range(1, 1 << 16))
         ->capture_default_str();
     c.add_flag("-q,--quiet", quiet, "No notes on stderr (a line cut to its last 64 KiB)");
     c.add_option("-t,--threads", threads,
@@ -49,7 +55,7 @@ struct CompleteCommand {
       return 0;
     }
     LineReader input(STDIN_FILENO);
-    stream_completions(completer, input, f, !quiet && f != Format::kJson,
+    stream_completions(completer, input, f, !quiet && f != Format::kJson, batch,
                        RecordSink{write_line, report});
     return 0;
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "base/error.h"
 #include "text/utf8.h"
@@ -132,15 +133,28 @@ std::string completion_record(const std::string& text, const Completion& c, Form
 }
 
 void stream_completions(Completer& completer, LineReader& input, Format format, bool notes,
-                        const RecordSink& sink) {
+                        int batch, const RecordSink& sink) {
+  std::vector<std::string> lines;
+  std::vector<char> cuts;
   std::string line;
   bool cut = false;
-  for (long number = 1; input.next(line, &cut); ++number) {
-    if (cut && notes) {
-      sink.report("<stdin>:" + std::to_string(number) +
-                  ": note: line longer than 64 KiB: only its last 64 KiB were read");
+  long number = 0;
+  while (input.next(line, &cut)) {
+    lines.clear();
+    cuts.clear();
+    do {
+      lines.push_back(line);
+      cuts.push_back(cut);
+    } while (static_cast<int>(lines.size()) < batch && input.ready() && input.next(line, &cut));
+    completer.prefetch(lines);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      ++number;
+      if (cuts[i] && notes) {
+        sink.report("<stdin>:" + std::to_string(number) +
+                    ": note: line longer than 64 KiB: only its last 64 KiB were read");
+      }
+      sink.record(completion_record(lines[i], completer.complete(lines[i]), format));
     }
-    sink.record(completion_record(line, completer.complete(line), format));
   }
 }
 

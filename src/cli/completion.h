@@ -40,9 +40,10 @@ std::string completion_record(const std::string& text, const Completion& c, Form
 
 // Reads `input` to its end, one text per line (its whitespace at the end
 // kept), and writes one record per line, in order: the lines are successive
-// states of one typing session. `notes`: say when a line was cut to its
-// last 64 KiB.
+// states of one typing session. Lines already waiting have their contexts
+// run together, up to `batch` lines at a time; a line typed by hand is
+// answered at once. `notes`: say when a line was cut to its last 64 KiB.
 void stream_completions(Completer& completer, LineReader& input, Format format, bool notes,
-                        const RecordSink& sink);
+                        int batch, const RecordSink& sink);
 
 }  // namespace nextword::cli

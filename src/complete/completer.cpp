@@ -81,15 +81,19 @@ void Completer::rank_context(std::string_view tail) {
   // p_model over the whole vocabulary: softmax of the context's logits, or
   // uniform for a model that cannot read an empty context (no bos token).
   std::span<const float> logits;
-  double log_normalizer = 0;
-  try {
-    logits = predictor_.next_logits(encode(model_, tail, Unknowns::kAllow));
-    log_normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
-    ++forward_passes_;
-  } catch (const Error& e) {
-    if (e.code() != ExitCode::kInput) throw;
-    logits = {};
+  if (const auto it = prefetched_.find(ranked_tail_); it != prefetched_.end()) {
+    logits = it->second;
+  } else {
+    try {
+      logits = predictor_.next_logits(encode(model_, tail, Unknowns::kAllow));
+      ++forward_passes_;
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::kInput) throw;
+      logits = {};
+    }
   }
+  const double log_normalizer =
+      logits.empty() ? 0 : log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   const double uniform = 1.0 / model_.config.vocab_size;
   auto p_model = [&](int id) {
     return logits.empty()
@@ -161,6 +165,32 @@ Completion Completer::complete(std::string_view text) {
     if (offer(i, p, Source::kLexicon)) return out;
   }
   return out;
+}
+
+void Completer::prefetch(std::span<const std::string> texts) {
+  prefetched_.clear();
+  std::vector<std::string> tails;
+  std::vector<Encoded> inputs;
+  for (const std::string& text : texts) {
+    std::string tail(context_tail(split_typed(text).context, model_.config.max_len));
+    const bool known = (ranked_ && tail == ranked_tail_) ||
+                       std::find(tails.begin(), tails.end(), tail) != tails.end();
+    if (known) continue;
+    try {
+      inputs.push_back(encode(model_, tail, Unknowns::kAllow));
+      tails.push_back(std::move(tail));
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::kInput) throw;
+    }
+  }
+  if (inputs.size() < 2) return;  // one context: complete() runs it alone, as without a batch
+  const std::span<const float> logits = predictor_.next_logits(inputs);
+  const auto V = static_cast<size_t>(model_.config.vocab_size);
+  for (size_t b = 0; b < tails.size(); ++b) {
+    prefetched_[tails[b]].assign(logits.begin() + static_cast<std::ptrdiff_t>(b * V),
+                                 logits.begin() + static_cast<std::ptrdiff_t>((b + 1) * V));
+  }
+  forward_passes_ += static_cast<int>(tails.size());
 }
 
 void Completer::learn(std::string_view text) { learn_words(text, true); }

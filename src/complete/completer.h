@@ -13,6 +13,7 @@
 // (oov_count: the summed counts of the lexicon's words outside the vocabulary).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -63,6 +64,12 @@ class Completer {
   // the end included). With `learn`, the words it finished since the
   // previous call are learned first.
   Completion complete(std::string_view text);
+
+  // Runs the forward passes that complete() will need for `texts` (lines
+  // already waiting in a stream) together, in one batch: a stream of many
+  // contexts goes faster, and what complete() returns is the same up to
+  // float rounding (the batch's products split differently).
+  void prefetch(std::span<const std::string> texts);
 
   // Learns every word of `text` as written by the writer (a history file).
   void learn(std::string_view text);
@@ -117,6 +124,8 @@ class Completer {
   std::vector<double> cache_p_;       // per candidate: p_cache
   bool learned_since_ranked_ = false;
 
+  // Logits of contexts prefetched for the lines waiting, by context tail.
+  std::unordered_map<std::string, std::vector<float>> prefetched_;
   std::string learned_;  // the text whose words have been learned (with `learn`)
   std::unordered_set<std::string> offered_;
   std::string offered_tail_, offered_prefix_;

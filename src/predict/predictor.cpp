@@ -54,6 +54,11 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
   return logits();
 }
 
+std::span<const float> Predictor::next_logits(std::span<const Encoded> inputs) {
+  run(inputs);
+  return {state_.logits.data(), inputs.size() * static_cast<size_t>(model_.config.vocab_size)};
+}
+
 void Predictor::run(std::span<const Encoded> inputs) {
   lengths_.clear();
   ids_.clear();

@@ -58,6 +58,9 @@ class Predictor {
   // vocabulary word, for a caller that ranks them itself (generation ranks
   // each word once, by predict/ranking.h). Valid until the next call.
   std::span<const float> next_logits(const Encoded& input);
+  // The same for several inputs in one pass: row b ([b * V, (b + 1) * V))
+  // holds input b's. Valid until the next call.
+  std::span<const float> next_logits(std::span<const Encoded> inputs);
 
   const Model& model() const { return model_; }
   // Logits of the last phrase predicted, one per vocabulary word.

@@ -104,6 +104,19 @@ class Complete(unittest.TestCase):
             p.wait(timeout=30)
         self.assertEqual(p.returncode, 0)
 
+    def test_batches_give_the_records_of_single_lines(self):
+        words = STORY.split()
+        lines = "".join(" ".join(words[:i]) + (" " if i % 3 else "") + "\n"
+                        for i in range(len(words)))
+        runs = {b: run("complete", "-f", "tsv", "--batch", b, stdin=lines).stdout.splitlines()
+                for b in ("1", "7", "64")}
+        self.assertEqual(len(runs["1"]), len(words))
+        for b in ("7", "64"):
+            for one, batched in zip(runs["1"], runs[b]):
+                self.assertEqual(one.split("\t")[0::2], batched.split("\t")[0::2])
+                for p, q in zip(one.split("\t")[1::2], batched.split("\t")[1::2]):
+                    self.assertAlmostEqual(float(p), float(q), delta=2e-6)
+
     def test_lexicon_completes_the_list(self):
         # The default model ships lexicon.tsv: "brother's" is outside the vocabulary.
         r = run("complete", "-f", "json", "her little brother'")

@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       [](const std::string&) {}};
   nextword::Completer completer(fruit(), &lexicon(), options);
   nextword::cli::LineReader reader(stdin_fd);
-  nextword::cli::stream_completions(completer, reader, format, true, sink);
+  nextword::cli::stream_completions(completer, reader, format, true, 1 + (data[0] >> 6) * 20, sink);
   ::close(stdin_fd);
 
   const size_t lines = nextword::fuzz::line_count(input);

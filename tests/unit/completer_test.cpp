@@ -110,6 +110,22 @@ TEST_CASE("keystrokes inside a word do not run the model", "[complete]") {
   CHECK(c.forward_passes() == 2);
 }
 
+TEST_CASE("contexts prefetched in one batch give what each gives alone", "[complete]") {
+  const std::vector<std::string> texts{"banana apple ", "banana apple p", "phone apple ",
+                                       "apple. ", "banana banana phone s", ""};
+  Completer batched(fruit(), nullptr, {}), alone(fruit(), nullptr, {});
+  batched.prefetch(texts);
+  CHECK(batched.forward_passes() == 4);  // four distinct contexts; "" has no words, no bos
+  for (const std::string& text : texts) {
+    const Completion a = batched.complete(text), b = alone.complete(text);
+    REQUIRE(words_of(a) == words_of(b));
+    for (size_t i = 0; i < a.suggestions.size(); ++i) {
+      CHECK(a.suggestions[i].probability == Approx(b.suggestions[i].probability).epsilon(1e-5));
+    }
+  }
+  CHECK(batched.forward_passes() == 4);  // nothing run again
+}
+
 TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's case",
           "[complete]") {
   const double lambda = 0.5;
