@@ -8,6 +8,7 @@
 #include "complete/typed_text.h"
 #include "math/layers.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 #include "text/words.h"
 
 namespace nextword {
@@ -199,7 +200,9 @@ void Completer::learn_words(std::string_view text, bool sentence_start) {
   TokenizerOptions as_written = model_.config.tokenizer;
   as_written.lowercase = false;
   for (const std::string& token : tokenize(text, as_written)) {
-    if (has_letter_or_digit(token)) {
+    // A word with bytes that are not UTF-8 is no word to offer back (found
+    // by fuzzing: two of them printed alike once replaced in JSON).
+    if (has_letter_or_digit(token) && is_valid_utf8(token)) {
       const std::string key = fold_case(token);
       candidate_for(key, normalized_text(token, model_.config.tokenizer));
       // At a sentence start the capital is the sentence's, not the word's.

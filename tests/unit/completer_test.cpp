@@ -111,8 +111,8 @@ TEST_CASE("keystrokes inside a word do not run the model", "[complete]") {
 }
 
 TEST_CASE("contexts prefetched in one batch give what each gives alone", "[complete]") {
-  const std::vector<std::string> texts{"banana apple ", "banana apple p", "phone apple ",
-                                       "apple. ", "banana banana phone s", ""};
+  const std::vector<std::string> texts{"banana apple ", "banana apple p",        "phone apple ",
+                                       "apple. ",       "banana banana phone s", ""};
   Completer batched(fruit(), nullptr, {}), alone(fruit(), nullptr, {});
   batched.prefetch(texts);
   CHECK(batched.forward_passes() == 4);  // four distinct contexts; "" has no words, no bos
@@ -158,6 +158,9 @@ TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's
   c.complete(text + "pi");
   c.complete(text + "pia ");
   CHECK(c.complete(text + "pia z").suggestions[0].probability == Approx(lambda / 5));
+  // Bytes that are not UTF-8 make no word to offer.
+  c.complete(text + "pia zo\xff ");
+  CHECK(words_of(c.complete(text + "pia zo\xff zo")) == Words{"Zorp"});
   // Without learn the cache is not used.
   CHECK(words_of(plain.complete(text + "z")).empty());
 }
