@@ -244,11 +244,6 @@ struct BenchCommand {
       all.push_back(ms);
       (completer.forward_passes() > passes ? new_word : inside).push_back(ms);
     }
-    auto quantile = [](std::vector<double> v, double q) {
-      if (v.empty()) return 0.0;
-      std::sort(v.begin(), v.end());
-      return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-    };
     return {{"keystrokes", all.size()},
             {"words", words.size()},
             {"median_ms", quantile(all, 0.5)},

@@ -1,5 +1,6 @@
 #include "cli/completion.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -59,6 +60,14 @@ void check_history(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  const auto at =
+      values.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), at, values.end());
+  return *at;
+}
 
 void CompletionOptions::add_to(CLI::App& command) {
   command.add_option("-k,--top-k", options.k, "How many suggestions, at most")

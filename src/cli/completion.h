@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/line_reader.h"
 #include "cli/output.h"
@@ -29,6 +30,10 @@ struct CompletionOptions {
   // the history file and line when it is not text).
   Completer make_completer(const Model& model, const Lexicon* lexicon) const;
 };
+
+// The value at fraction q (0: the least, 1: the most) of `values`, by
+// nearest rank below; 0 for none. For the latency figures of eval --ksr and bench.
+double quantile(std::vector<double> values, double q);
 
 // The most a history file may hold: its last 16 MiB are read (the cache
 // forgets older words anyway).

@@ -83,10 +83,6 @@ struct EvalCommand {
     std::vector<double> ms;
     const KeystrokeCount k =
         simulate_typing(text, completer, [&ms](double seconds) { ms.push_back(seconds * 1e3); });
-    std::sort(ms.begin(), ms.end());
-    auto quantile = [&ms](double q) {
-      return ms.empty() ? 0.0 : ms[static_cast<size_t>(q * static_cast<double>(ms.size() - 1))];
-    };
     const CompleteOptions& o = completer.options();
     if (format == "json") {
       nlohmann::ordered_json j = {
@@ -102,7 +98,7 @@ struct EvalCommand {
           {"learn", o.learn},
           {"forward_passes", completer.forward_passes()},
           {"keystroke_ms",
-           {{"median", quantile(0.5)}, {"p90", quantile(0.9)}, {"max", quantile(1)}}}};
+           {{"median", quantile(ms, 0.5)}, {"p90", quantile(ms, 0.9)}, {"max", quantile(ms, 1)}}}};
       write_line(j.dump());
       return 0;
     }
@@ -116,7 +112,7 @@ struct EvalCommand {
                   static_cast<long long>(k.words), static_cast<long long>(k.selected),
                   static_cast<long long>(k.ki), static_cast<long long>(k.ks),
                   static_cast<long long>(k.kn), k.ksr(), o.k, o.learn ? ", learn" : "",
-                  o.no_repeat ? ", no-repeat" : "", quantile(0.5), quantile(0.9),
+                  o.no_repeat ? ", no-repeat" : "", quantile(ms, 0.5), quantile(ms, 0.9),
                   static_cast<long long>(k.queries), completer.forward_passes());
     write_line(line);
     return 0;
