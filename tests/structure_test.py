@@ -27,7 +27,8 @@ BELOW = {
     "predict": {"transformer", "model", "math", "text", "base"},
     "train": {"transformer", "model", "math", "text", "base"},
     "complete": {"predict", "transformer", "model", "math", "text", "base"},
-    "cli": {"complete", "predict", "train", "transformer", "model", "math", "text", "base"},
+    "inspect": {"predict", "transformer", "model", "math", "text", "base"},
+    "cli": {"inspect", "complete", "predict", "train", "transformer", "model", "math", "text", "base"},
 }
 LAYERS = list(BELOW)  # lowest first, for printing
 BLAS_FOLDERS = {"base", "math"}

@@ -18,27 +18,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// Characters a UTF-8 word takes on screen (one per code point; good enough
-// for the words of a vocabulary).
-size_t width_of(const std::string& s) {
-  size_t n = 0;
-  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-  return n;
-}
-
-// The first `width` characters of s, padded with spaces to `width`.
-std::string fit(const std::string& s, size_t width) {
-  std::string out;
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const bool starts = (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
-    if (starts && n == width) break;
-    n += starts ? 1 : 0;
-    out += s[i];
-  }
-  return out + std::string(width - n, ' ');
-}
-
 std::string xml_escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
@@ -57,6 +36,24 @@ std::string xml_escape(const std::string& s) {
 }
 
 }  // namespace
+
+size_t width_of(const std::string& s) {
+  size_t n = 0;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+std::string fit(const std::string& s, size_t width) {
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool starts = (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+    if (starts && n == width) break;
+    n += starts ? 1 : 0;
+    out += s[i];
+  }
+  return out + std::string(width - n, ' ');
+}
 
 bool masked(const Config& c, size_t q, size_t k) { return c.causal && k > q; }
 

@@ -22,6 +22,12 @@ struct AttentionChoice {
   std::string describe(const Config& c) const;  // "layer 2 of 4, mean of 4 heads"
 };
 
+// Characters a UTF-8 word takes on screen (one per code point; good enough
+// for the words of a vocabulary).
+size_t width_of(const std::string& s);
+// The first `width` characters of s, padded with spaces to `width`.
+std::string fit(const std::string& s, size_t width);
+
 // The chosen [T, T] matrix from p.attention ([L][h][T][T]).
 std::vector<float> attention_matrix(const Config& c, const Prediction& p, AttentionChoice choice);
 // True when query q cannot see key k (a later word, in a causal model).

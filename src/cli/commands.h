@@ -62,6 +62,14 @@ CLI::App* add_generate_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_complete_command(CLI::App& app, std::function<int()>& run);
 // nextword type [-k N] [--learn] [--history FILE]: a line typed with suggestions below it
 CLI::App* add_type_command(CLI::App& app, std::function<int()>& run);
+// nextword score [TEXT...] [-f text|tsv|json] [--min-perplexity X] [--max-perplexity Y]
+CLI::App* add_score_command(CLI::App& app, std::function<int()>& run);
+// nextword lens PHRASE [-k K] [--mid] [--all-positions]
+CLI::App* add_lens_command(CLI::App& app, std::function<int()>& run);
+// nextword trace PHRASE [--only GLOB] [-f json|text]
+CLI::App* add_trace_command(CLI::App& app, std::function<int()>& run);
+// nextword attribute PHRASE [--word W]
+CLI::App* add_attribute_command(CLI::App& app, std::function<int()>& run);
 // nextword bench [-m DIR]
 CLI::App* add_bench_command(CLI::App& app, std::function<int()>& run);
 

@@ -25,13 +25,15 @@ int run(int argc, char** argv) {
 
   // Registered in the order `nextword --help` lists them (a braced list is
   // evaluated left to right).
-  std::function<int()> runs[10];
+  std::function<int()> runs[14];
   CLI::App* const commands[] = {
       add_predict_command(app, runs[0]), add_complete_command(app, runs[1]),
       add_type_command(app, runs[2]),    add_attention_command(app, runs[3]),
-      add_info_command(app, runs[4]),    add_train_command(app, runs[5]),
-      add_eval_command(app, runs[6]),    add_convert_command(app, runs[7]),
-      add_bench_command(app, runs[8]),   add_generate_command(app, runs[9])};
+      add_score_command(app, runs[4]),   add_lens_command(app, runs[5]),
+      add_trace_command(app, runs[6]),   add_attribute_command(app, runs[7]),
+      add_info_command(app, runs[8]),    add_train_command(app, runs[9]),
+      add_eval_command(app, runs[10]),   add_convert_command(app, runs[11]),
+      add_bench_command(app, runs[12]),  add_generate_command(app, runs[13])};
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* command : app.get_subcommands({})) {

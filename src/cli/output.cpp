@@ -10,30 +10,7 @@
 namespace nextword::cli {
 namespace {
 
-// Records keep their fields in the documented order.
 using json = nlohmann::ordered_json;
-
-// The float's shortest round-trip decimal, as a double: 0.1f prints as 0.1,
-// not 0.10000000149011612.
-double shortest(float value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer - 1, value);
-  *result.ptr = '\0';
-  return std::strtod(buffer, nullptr);
-}
-
-std::string dump(const json& j) {
-  // Phrases may hold invalid UTF-8; replace it rather than fail.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-json input_json(const std::string& phrase, const Prediction& p) {
-  return {{"phrase", phrase},
-          {"tokens", p.input.tokens},
-          {"ids", p.input.ids},
-          {"unknown", p.input.unknown},
-          {"truncated", p.input.truncated}};
-}
 
 json predictions_json(const Model& model, const Prediction& p) {
   json list = json::array();
@@ -46,12 +23,6 @@ json predictions_json(const Model& model, const Prediction& p) {
   return list;
 }
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
 std::string human_bytes(double bytes) {
   const char* units[] = {"bytes", "KB", "MB", "GB", "TB"};
   size_t unit = 0;
@@ -61,10 +32,36 @@ std::string human_bytes(double bytes) {
 
 }  // namespace
 
+double shortest(float value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer - 1, value);
+  *result.ptr = '\0';
+  return std::strtod(buffer, nullptr);
+}
+
+std::string dump(const json& j) {
+  // Phrases may hold invalid UTF-8; replace it rather than fail.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json input_json(const std::string& phrase, const Encoded& input) {
+  return {{"phrase", phrase},
+          {"tokens", input.tokens},
+          {"ids", input.ids},
+          {"unknown", input.unknown},
+          {"truncated", input.truncated}};
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
 std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
                               Format format, const std::vector<std::string>& explain) {
   if (format == Format::kJson) {
-    json record = input_json(phrase, p);
+    json record = input_json(phrase, p.input);
     record["predictions"] = predictions_json(model, p);
     if (!explain.empty()) record["explain"] = explain;
     return dump(record);
@@ -103,7 +100,7 @@ json attention_layers(const Model& model, const Prediction& p) {
 }
 
 std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p) {
-  json record = input_json(phrase, p);
+  json record = input_json(phrase, p.input);
   record["attention"] = attention_layers(model, p);
   record["predictions"] = predictions_json(model, p);
   return dump(record);

@@ -13,6 +13,17 @@ namespace nextword::cli {
 
 enum class Format { kText, kJson, kTsv };
 
+// The float's shortest round-trip decimal, as a double: 0.1f prints as 0.1,
+// not 0.10000000149011612. Every float in a JSON record goes through it.
+double shortest(float value);
+// A record as one line of JSON, fields in the documented order; invalid
+// UTF-8 (from a phrase) is replaced rather than refused.
+std::string dump(const nlohmann::ordered_json& record);
+// {"phrase", "tokens", "ids", "unknown", "truncated"}: how a record starts.
+nlohmann::ordered_json input_json(const std::string& phrase, const Encoded& input);
+// printf's %.Nf.
+std::string fixed(double value, int decimals);
+
 // One line (no trailing newline) per phrase; with `explain` lines (see
 // attention_view.h), text records add them below, indented, and JSON records
 // carry them as "explain".

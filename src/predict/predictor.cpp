@@ -9,23 +9,17 @@
 
 namespace nextword {
 
-Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
-  const Config& c = model.config;
-  std::vector<std::string> words = tokenize(phrase, c.tokenizer);
-  if (words.empty() && !c.has_bos()) throw input_error("the phrase has no words");
-  Encoded e;
-  if (c.has_bos()) e.tokens.push_back(c.bos_token);
-  for (std::string& word : words) e.tokens.push_back(std::move(word));
-  if (e.tokens.size() > static_cast<size_t>(c.max_len)) {
-    e.tokens.erase(e.tokens.begin(), e.tokens.end() - c.max_len);
-    e.truncated = true;
-  }
-  bool any_known = e.tokens.size() == (c.has_bos() ? 1u : 0u);  // bos alone is a valid input
+namespace {
+
+// The ids of e.tokens (bos first when e.has_bos); true when some token other
+// than bos is a vocabulary word. A word spelled like a special token is still
+// an unknown word.
+bool look_up(const Model& model, Encoded& e, bool has_bos) {
+  bool any_known = false;
   for (size_t i = 0; i < e.tokens.size(); ++i) {
-    const bool is_bos = c.has_bos() && i == 0 && !e.truncated;
+    const bool is_bos = has_bos && i == 0;
     const int id = is_bos ? model.bos_id : model.vocab.find(e.tokens[i]);
     if (id < 0 || (!is_bos && model.is_special(id))) {
-      // A word spelled like a special token is still an unknown word.
       e.unknown.push_back(e.tokens[i]);
       e.ids.push_back(model.unk_id);
     } else {
@@ -33,9 +27,40 @@ Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
       any_known = any_known || !is_bos;
     }
   }
+  return any_known;
+}
+
+std::vector<std::string> tokens_of(const Model& model, std::string_view text) {
+  const Config& c = model.config;
+  std::vector<std::string> tokens;
+  if (c.has_bos()) tokens.push_back(c.bos_token);
+  for (std::string& word : tokenize(text, c.tokenizer)) tokens.push_back(std::move(word));
+  return tokens;
+}
+
+}  // namespace
+
+Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
+  const Config& c = model.config;
+  Encoded e;
+  e.tokens = tokens_of(model, phrase);
+  if (e.tokens.empty()) throw input_error("the phrase has no words");
+  if (e.tokens.size() > static_cast<size_t>(c.max_len)) {
+    e.tokens.erase(e.tokens.begin(), e.tokens.end() - c.max_len);
+    e.truncated = true;
+  }
+  const bool bos_alone = e.tokens.size() == (c.has_bos() ? 1u : 0u);  // a valid input
+  const bool any_known = look_up(model, e, c.has_bos() && !e.truncated) || bos_alone;
   if (!any_known && unknowns == Unknowns::kRefuse) {
     throw input_error("no word of the phrase is in the vocabulary: " + join(e.unknown));
   }
+  return e;
+}
+
+Encoded encode_text(const Model& model, std::string_view text) {
+  Encoded e;
+  e.tokens = tokens_of(model, text);
+  look_up(model, e, model.config.has_bos());
   return e;
 }
 
@@ -90,19 +115,23 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
 }
 
 void Predictor::rank(int b, int k, Prediction& p) const {
-  const int V = model_.config.vocab_size;
-  const float* logits = state_.logits.data() + area(b, V);
-  // Each thread ranks its own phrases, in its own buffer.
+  top_candidates(model_, state_.logits.data() + area(b, model_.config.vocab_size), k, p.top);
+}
+
+void top_candidates(const Model& model, const float* logits, int k, std::vector<Candidate>& top) {
+  // Each thread ranks in its own buffer.
   thread_local std::vector<int> best;
-  rank_top(model_, logits, k, best);
+  rank_top(model, logits, k, best);
   // probability = e^(logit - ln sum_j e^logit_j), over the whole vocabulary.
-  const double log_normalizer = log_sum_exp(logits, V);
-  p.top.clear();
+  const double log_normalizer = log_sum_exp(logits, model.config.vocab_size);
+  top.clear();
   for (const int id : best) {
-    p.top.push_back({id,
-                     static_cast<float>(std::exp(static_cast<double>(logits[id]) - log_normalizer)),
-                     logits[id]});
+    top.push_back({id, probability_of(logits[id], log_normalizer), logits[id]});
   }
+}
+
+float probability_of(float logit, double log_normalizer) {
+  return static_cast<float>(std::exp(static_cast<double>(logit) - log_normalizer));
 }
 
 std::span<const float> Predictor::logits() const {

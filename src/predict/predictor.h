@@ -32,6 +32,12 @@ struct Prediction {
   std::vector<float> attention;  // [L][h][T][T] when asked for, else empty
 };
 
+// The k most likely words of logits [V] (predict/ranking.h's order, special
+// tokens never), with their probabilities over the whole vocabulary.
+void top_candidates(const Model& model, const float* logits, int k, std::vector<Candidate>& top);
+// e^(logit - log_normalizer) as a float: every probability nextword prints.
+float probability_of(float logit, double log_normalizer);
+
 // Whether a phrase of unknown words only may be predicted.
 enum class Unknowns { kRefuse, kAllow };
 
@@ -39,6 +45,9 @@ enum class Unknowns { kRefuse, kAllow };
 // words, or (with Unknowns::kRefuse) none that the vocabulary knows. With
 // kAllow, a model with a bos token takes any phrase, even an empty one.
 Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns = Unknowns::kRefuse);
+// Every token of a text, bos first (when the model has one): nothing is cut
+// and any text is taken, even one of unknown words or none. What `score` reads.
+Encoded encode_text(const Model& model, std::string_view text);
 
 // Not thread-safe: it reuses its buffers from call to call, so after the
 // first call of a size, predicting allocates only the records it returns.

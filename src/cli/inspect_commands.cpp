@@ -1,0 +1,182 @@
+// nextword lens | trace | attribute PHRASE: the whole computation behind a
+// prediction (inspect/), one record per phrase, from the arguments or one
+// phrase per stdin line as `predict` reads them.
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "base/error.h"
+#include "base/threading.h"
+#include "cli/commands.h"
+#include "cli/inspect_output.h"
+#include "cli/line_reader.h"
+#include "predict/predictor.h"
+#include "text/tokenizer.h"
+
+namespace nextword::cli {
+namespace {
+
+enum class Look { kLens, kTrace, kAttribute };
+
+struct InspectCommand {
+  Look look = Look::kLens;
+  ModelOptions model;
+  std::vector<std::string> words;
+  std::string format = "text";
+  bool quiet = false;
+  int threads = 0;
+  int top_k = 5;                  // lens
+  bool mid = false;               // lens
+  bool all_positions = false;     // lens
+  std::vector<std::string> only;  // trace
+  std::string word;               // attribute
+
+  void add_to(CLI::App& command) {
+    model.add_to(command);
+    command.add_option("phrase", words, "The phrase (no phrase: one per line from stdin)");
+    command.add_flag("-q,--quiet", quiet, "No notes on stderr (unknown words, truncation)");
+    command.add_option("-t,--threads", threads, "Threads (default: every core)")
+        ->check(CLI::Range(1, 1024));
+  }
+
+  int run() {
+    set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
+    const Model m = model.load();
+    int id = -1;
+    if (!word.empty()) {
+      id = m.vocab.find(word);
+      if (id < 0 || m.is_special(id)) {
+        throw Error(ExitCode::kUsage, "--word: \"" + word + "\" is not a word of the vocabulary");
+      }
+    }
+    if (!words.empty()) return show(m, join(words), "", id) ? 0 : 4;
+    LineReader input(STDIN_FILENO);
+    std::string line;
+    int status = 0;
+    for (long number = 1; input.next(line); ++number) {
+      if (!show(m, line, "<stdin>:" + std::to_string(number) + ": ", id)) status = 4;
+    }
+    return status;
+  }
+
+  // Writes the phrase's record (or its error record); false on a bad phrase.
+  bool show(const Model& m, const std::string& phrase, const std::string& where, int id) const {
+    const Format f = format == "json" ? Format::kJson : Format::kText;
+    Encoded input;
+    try {
+      input = encode(m, phrase);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::kInput) throw;
+      report(where + e.message());
+      write_line(error_record(phrase, e, f));
+      return false;
+    }
+    if (!quiet && f != Format::kJson && input.truncated) {
+      report(where + "note: phrase cut to its last " + std::to_string(m.config.max_len) +
+             " tokens (max_len)");
+    }
+    if (!quiet && f != Format::kJson && !input.unknown.empty()) {
+      report(where + "note: not in the vocabulary: " + join(input.unknown));
+    }
+    const Inspection inspection(m, std::move(input));
+    switch (look) {
+      case Look::kLens: write_line(lens_record(phrase, inspection, lens(inspection), f)); break;
+      case Look::kTrace:
+        write_line(trace_record(phrase, inspection, selected(inspection), f));
+        break;
+      case Look::kAttribute: {
+        int target = id;
+        if (target < 0) {
+          std::vector<Candidate> best;
+          top_candidates(m, inspection.final_logits().data(), 1, best);
+          if (best.empty())
+            throw Error(ExitCode::kUsage, "the vocabulary has no word to attribute");
+          target = best.front().id;
+        }
+        write_line(attribution_record(phrase, inspection, attribute(inspection, target), f));
+        break;
+      }
+    }
+    return true;
+  }
+
+  std::vector<PositionLens> lens(const Inspection& inspection) const {
+    std::vector<PositionLens> out;
+    const int T = inspection.length();
+    for (int p = all_positions ? 0 : T - 1; p < T; ++p) {
+      out.push_back({p, logit_lens(inspection, p, top_k, mid)});
+    }
+    return out;
+  }
+
+  std::vector<NamedActivation> selected(const Inspection& inspection) const {
+    std::vector<NamedActivation> all = trace(inspection);
+    if (only.empty()) return all;
+    std::erase_if(all, [this](const NamedActivation& a) {
+      return std::none_of(only.begin(), only.end(), [&a](const std::string& glob) {
+        return fnmatch(glob.c_str(), a.name.c_str(), 0) == 0;
+      });
+    });
+    if (all.empty()) {
+      throw Error(ExitCode::kUsage, "--only: no activation of this model matches " + join(only));
+    }
+    return all;
+  }
+};
+
+// Registers one of the three looks.
+CLI::App* add_look(CLI::App& app, std::function<int()>& run, Look look, const char* name,
+                   const char* description, const char* default_format) {
+  auto command = std::make_shared<InspectCommand>();
+  command->look = look;
+  command->format = default_format;
+  CLI::App* c = app.add_subcommand(name, description);
+  command->add_to(*c);
+  c->add_option("-f,--format", command->format, "Output: text or json (JSON Lines)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  run = [command] { return command->run(); };
+  if (look == Look::kLens) {
+    c->add_option("-k,--top-k", command->top_k, "Words shown at each step")
+        ->check(CLI::Range(1, 1 << 24))
+        ->capture_default_str();
+    c->add_flag("--mid", command->mid, "Also after each layer's attention block");
+    c->add_flag("--all-positions", command->all_positions,
+                "Every position of the phrase, not only the last");
+  }
+  if (look == Look::kTrace) {
+    c->add_option("--only", command->only,
+                  "Only the activations whose names match this shell glob (repeatable), "
+                  "e.g. 'blocks.0.attn.*'");
+  }
+  if (look == Look::kAttribute) {
+    c->add_option("--word", command->word,
+                  "The word whose logit is explained (default: the top prediction)");
+  }
+  return c;
+}
+
+}  // namespace
+
+CLI::App* add_lens_command(CLI::App& app, std::function<int()>& run) {
+  return add_look(app, run, Look::kLens, "lens",
+                  "The logit lens: what the model would predict after the embedding and after "
+                  "each layer",
+                  "text");
+}
+
+CLI::App* add_trace_command(CLI::App& app, std::function<int()>& run) {
+  return add_look(app, run, Look::kTrace, "trace",
+                  "Every intermediate of the forward pass, named as TransformerLens names them",
+                  "json");
+}
+
+CLI::App* add_attribute_command(CLI::App& app, std::function<int()>& run) {
+  return add_look(app, run, Look::kAttribute, "attribute",
+                  "Direct logit attribution: what the embeddings, each head and each "
+                  "feed-forward block add to a word's logit",
+                  "text");
+}
+
+}  // namespace nextword::cli

@@ -1,0 +1,211 @@
+#include "cli/inspect_output.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cli/attention_view.h"
+
+namespace nextword::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A float for JSON: its shortest decimal, or null for -inf (a masked score).
+json number(float value) { return std::isinf(value) ? json(nullptr) : json(shortest(value)); }
+
+std::string step_label(const Step& step) {
+  const json name = step_name(step);
+  return name.is_string() ? name.get<std::string>() : name.dump();
+}
+
+// A value in a text matrix: 4 decimals, right-aligned in `width`.
+std::string cell(float value, size_t width) {
+  const std::string text = std::isinf(value) ? (value < 0 ? "-inf" : "inf") : fixed(value, 4);
+  return std::string(width > text.size() ? width - text.size() : 0, ' ') + text;
+}
+
+// A matrix [rows, cols] with its rows labelled (and its columns, when given).
+std::string matrix_text(const float* data, const std::vector<std::string>& row_labels, int cols,
+                        const std::vector<std::string>& col_labels) {
+  size_t label = 0, width = 9;
+  for (const std::string& l : row_labels)
+    label = std::max(label, std::min<size_t>(width_of(l), 16));
+  for (const std::string& l : col_labels)
+    width = std::max(width, std::min<size_t>(width_of(l), 12) + 1);
+  std::string out;
+  if (!col_labels.empty()) {
+    out += "    " + std::string(label, ' ');
+    for (const std::string& l : col_labels) {
+      const size_t w = std::min<size_t>(width_of(l), width - 1);
+      out += std::string(width - w, ' ') + fit(l, w);
+    }
+    out += "\n";
+  }
+  for (size_t r = 0; r < row_labels.size(); ++r) {
+    out += "    " + fit(row_labels[r], label);
+    for (int j = 0; j < cols; ++j) out += cell(data[r * static_cast<size_t>(cols) + j], width);
+    out += "\n";
+  }
+  return out;
+}
+
+// One activation as labelled matrices: rows are tokens (or queries), one
+// matrix per head for [T, h, d_head] and [h, T, T].
+std::string activation_text(const Inspection& inspection, const NamedActivation& a) {
+  const Model& model = inspection.model();
+  const std::vector<std::string>& tokens = inspection.input().tokens;
+  std::string shape;
+  for (int n : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
+  std::string out = a.name + " [" + shape + "]  " + a.formula + "\n";
+  const auto T = static_cast<int>(tokens.size());
+  if (a.shape.size() == 1) {  // the logits, one per vocabulary word
+    std::vector<std::string> words;
+    for (int id = 0; id < a.shape[0]; ++id) words.push_back(model.vocab.word(id));
+    return out + matrix_text(a.data.data(), words, 1, {});
+  }
+  if (a.shape.size() == 2) return out + matrix_text(a.data.data(), tokens, a.shape[1], {});
+  const bool per_query = a.shape[1] == T && a.shape[2] == T && a.shape[0] != T;
+  const int heads = per_query ? a.shape[0] : a.shape[1];
+  for (int h = 0; h < heads; ++h) {
+    out += "  head " + std::to_string(h + 1) + "\n";
+    if (per_query) {  // [h, query, key]
+      out += matrix_text(a.data.data() + static_cast<size_t>(h) * T * T, tokens, T, tokens);
+    } else {  // [pos, h, d_head]: this head's columns
+      const int d_head = a.shape[2];
+      std::vector<float> rows;
+      for (int t = 0; t < T; ++t) {
+        const float* row = a.data.data() + (static_cast<size_t>(t) * heads + h) * d_head;
+        rows.insert(rows.end(), row, row + d_head);
+      }
+      out += matrix_text(rows.data(), tokens, d_head, {});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json step_name(const Step& step) {
+  if (step.layer == 0) return "embed";
+  if (step.mid) return std::to_string(step.layer) + ".mid";
+  return step.layer;
+}
+
+json lens_json(const Model& model, const std::vector<PositionLens>& lens) {
+  json layers = json::array();
+  for (const PositionLens& at : lens) {
+    for (const LensStep& s : at.steps) {
+      json top = json::array();
+      for (const Candidate& c : s.top) {
+        top.push_back({{"word", model.vocab.word(c.id)}, {"probability", shortest(c.probability)}});
+      }
+      layers.push_back({{"position", at.position},
+                        {"layer", step_name(s.step)},
+                        {"top", std::move(top)},
+                        {"final_word_rank", s.final_word_rank},
+                        {"final_word_probability", shortest(s.final_word_probability)}});
+    }
+  }
+  return layers;
+}
+
+json attribution_json(const Model& model, const Attribution& a) {
+  json parts = json::array();
+  for (const LogitPart& p : a.parts) parts.push_back({{"name", p.name}, {"value", p.value}});
+  return {{"word", model.vocab.word(a.id)},
+          {"id", a.id},
+          {"logit", shortest(a.logit)},
+          {"parts", std::move(parts)},
+          {"constant", a.constant}};
+}
+
+std::string lens_record(const std::string& phrase, const Inspection& inspection,
+                        const std::vector<PositionLens>& lens, Format format) {
+  const Model& model = inspection.model();
+  if (format == Format::kJson) {
+    json record = input_json(phrase, inspection.input());
+    record["layers"] = lens_json(model, lens);
+    return dump(record);
+  }
+  std::string out;
+  for (const PositionLens& at : lens) {
+    if (at.steps.empty()) continue;
+    const std::vector<Candidate>& last = at.steps.back().top;
+    const std::string word = last.empty() ? "?" : model.vocab.word(last.front().id);
+    if (!out.empty()) out += "\n";
+    out += "after \"" + inspection.input().tokens[static_cast<size_t>(at.position)] +
+           "\" (position " + std::to_string(at.position) + "): the lens at each step\n";
+    out += "step    " + fit(word, 10) + " rank  probability   top words\n";
+    for (const LensStep& s : at.steps) {
+      std::string rank = std::to_string(s.final_word_rank);
+      std::string line = fit(step_label(s.step), 8) +
+                         std::string(15 - std::min<size_t>(rank.size(), 15), ' ') + rank + "  " +
+                         fixed(s.final_word_probability, 4) + "        ";
+      for (const Candidate& c : s.top) {
+        line += model.vocab.word(c.id) + " " + fixed(c.probability, 4) + "  ";
+      }
+      while (line.ends_with(' ')) line.pop_back();
+      out += line + "\n";
+    }
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+std::string trace_record(const std::string& phrase, const Inspection& inspection,
+                         const std::vector<NamedActivation>& activations, Format format) {
+  if (format == Format::kJson) {
+    json record = input_json(phrase, inspection.input());
+    json all = json::object();
+    for (const NamedActivation& a : activations) {
+      json data = json::array();
+      for (const float v : a.data) data.push_back(number(v));
+      all[a.name] = {{"shape", a.shape}, {"data", std::move(data)}};
+    }
+    record["activations"] = std::move(all);
+    return dump(record);
+  }
+  std::string out;
+  for (const NamedActivation& a : activations) out += activation_text(inspection, a) + "\n";
+  if (!out.empty()) out.resize(out.size() - 2);  // the record's own newline ends it
+  return out;
+}
+
+std::string attribution_record(const std::string& phrase, const Inspection& inspection,
+                               const Attribution& a, Format format) {
+  const Model& model = inspection.model();
+  if (format == Format::kJson) {
+    json record = input_json(phrase, inspection.input());
+    record.update(attribution_json(model, a));
+    return dump(record);
+  }
+  double sum = 0, largest = 0;
+  size_t label = 8;
+  for (const LogitPart& p : a.parts) {
+    sum += p.value;
+    largest = std::max(largest, std::abs(p.value));
+    label = std::max(label, p.name.size());
+  }
+  std::vector<LogitPart> parts = a.parts;
+  std::stable_sort(parts.begin(), parts.end(), [](const LogitPart& x, const LogitPart& y) {
+    return std::abs(x.value) > std::abs(y.value);
+  });
+  std::string out = "logit of \"" + model.vocab.word(a.id) + "\" (id " + std::to_string(a.id) +
+                    ") after \"" + join(inspection.input().tokens) + "\": " + fixed(a.logit, 4) +
+                    " = " + fixed(sum, 4) + " from " + std::to_string(a.parts.size()) +
+                    " parts + " + fixed(a.constant, 4) +
+                    " constant (final_norm's bias, the classifier bias)\n";
+  constexpr int kBar = 40;
+  for (const LogitPart& p : parts) {
+    const int n =
+        largest > 0 ? static_cast<int>(std::lround(std::abs(p.value) / largest * kBar)) : 0;
+    std::string bar;
+    for (int i = 0; i < n; ++i) bar += p.value < 0 ? "\u2591" : "\u2588";
+    out += "  " + p.name + std::string(label - p.name.size(), ' ') + (p.value < 0 ? "  " : "  +") +
+           fixed(p.value, 4) + "  " + bar + "\n";
+  }
+  out += "  (\u2588 adds to the logit, \u2591 takes from it)";
+  return out;
+}
+
+}  // namespace nextword::cli

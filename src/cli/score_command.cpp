@@ -1,0 +1,216 @@
+// nextword score [TEXT...]: every word's log-probability given the words
+// before it, per line (as KenLM's `query` scores a corpus), or the lines whose
+// perplexity lies in a range (corpus filtering), or one whole file.
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+
+#include "base/error.h"
+#include "base/threading.h"
+#include "cli/commands.h"
+#include "cli/line_reader.h"
+#include "cli/output.h"
+#include "predict/predictor.h"
+#include "predict/scorer.h"
+#include "text/documents.h"
+#include "text/tokenizer.h"
+
+namespace nextword::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Totals for the summary on stderr.
+struct Tally {
+  long lines = 0;
+  long words = 0;
+  long unknown = 0;
+  double logprob = 0;        // every word
+  double known_logprob = 0;  // words in the vocabulary only
+};
+
+double perplexity(double logprob, long words) {
+  return words > 0 ? std::exp(-logprob / static_cast<double>(words))
+                   : std::numeric_limits<double>::quiet_NaN();
+}
+
+struct ScoreCommand {
+  ModelOptions model;
+  std::vector<std::string> words;
+  std::string format = "text";
+  bool quiet = false;
+  int batch = 256;
+  int threads = 0;
+  std::optional<double> min_perplexity, max_perplexity;
+  std::string document;
+
+  void add_to(CLI::App& command) {
+    model.add_to(command);
+    command.add_option("text", words, "The text to score (no text: one per line from stdin)");
+    CLI::Option* f =
+        command.add_option("-f,--format", format, "Output: text (KenLM-like), tsv or json")
+            ->check(CLI::IsMember({"text", "tsv", "json"}))
+            ->capture_default_str();
+    command.add_flag("-q,--quiet", quiet, "No summary (lines, words, perplexity) on stderr");
+    command.add_option("--batch", batch, "Lines from stdin scored together, at most")
+        ->check(CLI::Range(1, 1 << 16))
+        ->capture_default_str();
+    command.add_option("-t,--threads", threads, "Threads (default: every core)")
+        ->check(CLI::Range(1, 1024));
+    CLI::Option* low = command.add_option(
+        "--min-perplexity", min_perplexity,
+        "Print only the input lines whose perplexity is at least this, unchanged");
+    CLI::Option* high = command.add_option(
+        "--max-perplexity", max_perplexity,
+        "Print only the input lines whose perplexity is at most this, unchanged");
+    CLI::Option* file = command.add_option("--document", document,
+                                           "Score this whole file as one text, as `eval` reads it");
+    for (CLI::Option* filter : {low, high}) filter->excludes(f)->excludes(file);
+    file->excludes("text");
+  }
+
+  bool filtering() const { return min_perplexity || max_perplexity; }
+
+  int run() {
+    set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
+    const Model m = model.load();
+    Scorer scorer(m);
+    Tally tally;
+    if (!document.empty()) {
+      score_document(m, scorer, tally);
+    } else if (!words.empty()) {
+      score_lines(m, scorer, {join(words)}, tally);
+    } else {
+      LineReader input(STDIN_FILENO);
+      std::vector<std::string> lines;
+      std::string line;
+      bool cut = false;
+      while (input.next(line, &cut)) {
+        lines.clear();
+        do {
+          if (cut && !quiet) {
+            report("<stdin>:" + std::to_string(tally.lines + 1 + static_cast<long>(lines.size())) +
+                   ": note: line longer than 64 KiB: only its last 64 KiB were scored");
+          }
+          lines.push_back(line);
+        } while (static_cast<int>(lines.size()) < batch && input.ready() && input.next(line, &cut));
+        score_lines(m, scorer, lines, tally);
+      }
+    }
+    if (!quiet) {
+      report("scored " + std::to_string(tally.lines) + " lines, " + std::to_string(tally.words) +
+             " words (" + std::to_string(tally.unknown) + " unknown): perplexity " +
+             fixed(perplexity(tally.logprob, tally.words), 4) + ", without unknown words " +
+             fixed(perplexity(tally.known_logprob, tally.words - tally.unknown), 4));
+    }
+    return 0;
+  }
+
+  void score_lines(const Model& m, Scorer& scorer, const std::vector<std::string>& lines,
+                   Tally& tally) {
+    std::vector<Encoded> inputs;
+    std::vector<std::vector<int>> streams;
+    for (const std::string& line : lines) {
+      inputs.push_back(encode_text(m, line));
+      streams.push_back(inputs.back().ids);
+    }
+    std::vector<std::vector<TokenScore>> scores;
+    scorer.score(streams, scores);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const double logprob = add(m, inputs[i].ids, scores[i], tally);
+      ++tally.lines;
+      if (filtering()) {
+        const double p = perplexity(logprob, static_cast<long>(scores[i].size()));
+        if (p >= min_perplexity.value_or(0) &&
+            p <= max_perplexity.value_or(std::numeric_limits<double>::infinity())) {
+          write_line(lines[i]);
+        }
+      } else {
+        write_line(record(m, {"text", lines[i]}, inputs[i].tokens, inputs[i].ids, scores[i]));
+      }
+    }
+  }
+
+  void score_document(const Model& m, Scorer& scorer, Tally& tally) {
+    const std::vector<Document> documents = read_documents({document}, m.config.tokenizer);
+    std::vector<std::vector<int>> stream{document_stream(m, documents)};
+    // The stream's tokens as written: each non-empty document after a bos.
+    std::vector<std::string> tokens;
+    for (const Document& d : documents) {
+      if (d.empty()) continue;
+      if (m.config.has_bos()) tokens.push_back(m.config.bos_token);
+      tokens.insert(tokens.end(), d.begin(), d.end());
+    }
+    std::vector<std::vector<TokenScore>> scores;
+    scorer.score(stream, scores);
+    add(m, stream[0], scores[0], tally);
+    ++tally.lines;
+    write_line(record(m, {"document", document}, tokens, stream[0], scores[0]));
+  }
+
+  // Adds a stream's scores to the tally; returns their sum.
+  static double add(const Model& m, const std::vector<int>& ids,
+                    const std::vector<TokenScore>& scores, Tally& tally) {
+    double sum = 0;
+    for (const TokenScore& s : scores) {
+      const bool unknown = ids[static_cast<size_t>(s.position)] == m.unk_id;
+      sum += s.logprob;
+      tally.unknown += unknown;
+      if (!unknown) tally.known_logprob += s.logprob;
+    }
+    tally.words += static_cast<long>(scores.size());
+    tally.logprob += sum;
+    return sum;
+  }
+
+  std::string record(const Model& m, const std::pair<const char*, std::string>& source,
+                     const std::vector<std::string>& tokens, const std::vector<int>& ids,
+                     const std::vector<TokenScore>& scores) const {
+    double logprob = 0;
+    int oov = 0;
+    json list = json::array();
+    std::string text;
+    for (const TokenScore& s : scores) {
+      const auto t = static_cast<size_t>(s.position);
+      const bool unknown = ids[t] == m.unk_id;
+      logprob += s.logprob;
+      oov += unknown;
+      if (format == "json") {
+        list.push_back({{"word", tokens[t]},
+                        {"id", ids[t]},
+                        {"logprob", s.logprob},
+                        {"rank", s.rank},
+                        {"unknown", unknown}});
+      } else if (format == "text") {
+        text += tokens[t] + "=" + std::to_string(ids[t]) + " " + fixed(s.logprob, 4) + "\t";
+      }
+    }
+    const double p = perplexity(logprob, static_cast<long>(scores.size()));
+    if (format == "tsv") {
+      return fixed(logprob, 6) + "\t" + fixed(p, 6) + "\t" + std::to_string(oov) + "\t" +
+             std::to_string(scores.size());
+    }
+    if (format == "text")
+      return text + "Total: " + fixed(logprob, 4) + " OOV: " + std::to_string(oov);
+    json r = {{source.first, source.second}, {"tokens", tokens}, {"ids", ids}, {"words", list}};
+    r["logprob"] = logprob;
+    r["perplexity"] = scores.empty() ? json(nullptr) : json(p);
+    r["oov"] = oov;
+    return dump(r);
+  }
+};
+
+}  // namespace
+
+CLI::App* add_score_command(CLI::App& app, std::function<int()>& run) {
+  return add_command<ScoreCommand>(
+      app, "score",
+      "Score text word by word: each word's log-probability and rank, per line; or keep the "
+      "lines within a perplexity range",
+      run);
+}
+
+}  // namespace nextword::cli

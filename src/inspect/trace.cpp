@@ -1,0 +1,110 @@
+#include "inspect/trace.h"
+
+#include <limits>
+
+#include "math/layers.h"
+
+namespace nextword {
+namespace {
+
+// Columns [first, first + width) of rows [T, ld]: one of Q, K, V out of [Q | K | V].
+std::vector<float> columns(const std::vector<float>& rows, int T, int ld, int first, int width) {
+  std::vector<float> out;
+  out.reserve(area(T, width));
+  for (int t = 0; t < T; ++t) {
+    const float* row = rows.data() + area(t, ld) + first;
+    out.insert(out.end(), row, row + width);
+  }
+  return out;
+}
+
+// S_i = Q_i K_i^T * s per head, -inf where a causal model masks (key after
+// query): [h, T, T], what the softmax rows of A are taken of.
+std::vector<float> attention_scores(const Config& c, const std::vector<float>& QKV, int T) {
+  const int qk = c.n_heads * c.d_k, ld = 2 * qk + c.d_v * c.n_heads;
+  std::vector<float> S(static_cast<size_t>(c.n_heads) * area(T, T));
+  for (int i = 0; i < c.n_heads; ++i) {
+    for (int q = 0; q < T; ++q) {
+      for (int k = 0; k < T; ++k) {
+        const float* Q = QKV.data() + area(q, ld) + i * c.d_k;
+        const float* K = QKV.data() + area(k, ld) + qk + i * c.d_k;
+        double dot = 0;
+        for (int j = 0; j < c.d_k; ++j) dot += static_cast<double>(Q[j]) * K[j];
+        S[static_cast<size_t>(i) * area(T, T) + area(q, T) + static_cast<size_t>(k)] =
+            c.causal && k > q ? -std::numeric_limits<float>::infinity()
+                              : static_cast<float>(dot * c.attention_scale());
+      }
+    }
+  }
+  return S;
+}
+
+}  // namespace
+
+std::vector<NamedActivation> trace(const Inspection& inspection) {
+  const Model& model = inspection.model();
+  const Config& c = model.config;
+  const Activations& a = inspection.activations();
+  const int T = inspection.length(), d = c.d_model, h = c.n_heads;
+  const bool layernorm = c.norm == Norm::kLayerNorm;
+  std::vector<NamedActivation> out;
+  auto add = [&out](std::string name, std::vector<int> shape, std::vector<float> data,
+                    std::string formula) {
+    out.push_back({std::move(name), std::move(shape), std::move(data), std::move(formula)});
+  };
+  // The names of the formulas: U is the normed stream, or X itself without a norm.
+  const std::string U = layernorm ? "U" : "X";
+  const std::string plus = c.residual ? "X + " : "";
+
+  std::vector<float> E(area(T, d));
+  embedding_forward(E.data(), model.weights.embedding, inspection.input().ids.data(), T, d);
+  add("hook_embed", {T, d}, std::move(E), "X = E[ids]");
+  if (c.positional != Positional::kNone) {
+    add("hook_pos_embed", {T, d}, inspection.position_embedding(),
+        c.positional == Positional::kLearned ? "P[0..T-1], added to X"
+                                             : "the sinusoids, added to X");
+  }
+  const int qk = h * c.d_k, ld = 2 * qk + h * c.d_v;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerActivations& layer = a.layers[static_cast<size_t>(l)];
+    const std::string block = "blocks." + std::to_string(l) + ".";
+    auto residual = [&](const Step& step) {
+      const auto x = inspection.residual(step);
+      return std::vector<float>(x.begin(), x.end());
+    };
+    add(block + "hook_resid_pre", {T, d}, layer.X_in, "X entering layer " + std::to_string(l + 1));
+    if (layernorm) add(block + "ln1.hook_normalized", {T, d}, layer.U1, "U = norm1(X)");
+    add(block + "attn.hook_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, qk),
+        "Q = " + U + " W_q + b_q");
+    add(block + "attn.hook_k", {T, h, c.d_k}, columns(layer.QKV, T, ld, qk, qk),
+        "K = " + U + " W_k + b_k");
+    add(block + "attn.hook_v", {T, h, c.d_v}, columns(layer.QKV, T, ld, 2 * qk, h * c.d_v),
+        "V = " + U + " W_v + b_v");
+    add(block + "attn.hook_attn_scores", {h, T, T}, attention_scores(c, layer.QKV, T),
+        std::string("Q_i K_i^T * s, s = ") + (c.scale == Scale::kSqrtDk ? "1/sqrt(d_k)" : "1") +
+            (c.causal ? ", -inf where the key comes after the query" : ""));
+    add(block + "attn.hook_pattern", {h, T, T}, a.A[static_cast<size_t>(l)],
+        "A_i = softmax(scores), row by row");
+    add(block + "attn.hook_z", {T, h, c.d_v}, layer.heads,
+        "head_i = A_i V_i: each row a weighted average of V's rows");
+    add(block + "hook_attn_out", {T, d}, inspection.attention_out(l),
+        "O = concat(head_i) W_o + b_o");
+    add(block + "hook_resid_mid", {T, d}, residual({l + 1, true}), "X = " + plus + "O");
+    if (c.d_ff > 0) {
+      if (layernorm) add(block + "ln2.hook_normalized", {T, d}, layer.U2, "norm2(X)");
+      add(block + "mlp.hook_pre", {T, c.d_ff}, layer.H_pre,
+          std::string(layernorm ? "norm2(X)" : "X") + " W_in + b_in");
+      add(block + "mlp.hook_post", {T, c.d_ff}, layer.H,
+          std::string(c.activation == Activation::kGelu ? "gelu" : "relu") + "(hook_pre)");
+      add(block + "hook_mlp_out", {T, d}, inspection.mlp_out(l), "F = hook_post W_out + b_out");
+    }
+    add(block + "hook_resid_post", {T, d}, residual({l + 1, false}),
+        c.d_ff > 0 ? "X = " + plus + "F" : "X (no feed-forward block)");
+  }
+  if (layernorm) add("ln_final.hook_normalized", {T, d}, a.Z, "z = final_norm(X)");
+  add("logits", {c.vocab_size}, inspection.final_logits(),
+      std::string(layernorm ? "z" : "X") + " C^T + c at the last position");
+  return out;
+}
+
+}  // namespace nextword
