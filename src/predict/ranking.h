@@ -21,7 +21,7 @@ inline bool ranks_before(const float* logits, int a, int b) {
 void rank_top(const Model& model, const float* logits, int k, std::vector<int>& ids);
 
 // How many words come before `target` (a special target is ranked as if it
-// were a word), counting no further than `limit`: rank 0 is the best word.
+// were a word), at most `limit`: rank 0 is the best word.
 int rank_of(const Model& model, const float* logits, int target, int limit);
 
 }  // namespace nextword
