@@ -148,7 +148,8 @@ CLI::App* add_look(CLI::App& app, std::function<int()>& run, Look look, const ch
   if (look == Look::kTrace) {
     c->add_option("--only", command->only,
                   "Only the activations whose names match this shell glob (repeatable), "
-                  "e.g. 'blocks.0.attn.*'");
+                  "e.g. 'blocks.0.attn.*'")
+        ->allow_extra_args(false);  // --only G PHRASE: the phrase is not a second glob
   }
   if (look == Look::kAttribute) {
     c->add_option("--word", command->word,

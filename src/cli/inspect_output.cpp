@@ -58,13 +58,13 @@ std::string activation_text(const Inspection& inspection, const NamedActivation&
   for (int n : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
   std::string out = a.name + " [" + shape + "]  " + a.formula + "\n";
   const auto T = static_cast<int>(tokens.size());
-  if (a.shape.size() == 1) {  // the logits, one per vocabulary word
+  if (a.axes == Axes::kVocabulary) {
     std::vector<std::string> words;
     for (int id = 0; id < a.shape[0]; ++id) words.push_back(model.vocab.word(id));
     return out + matrix_text(a.data.data(), words, 1, {});
   }
-  if (a.shape.size() == 2) return out + matrix_text(a.data.data(), tokens, a.shape[1], {});
-  const bool per_query = a.shape[1] == T && a.shape[2] == T && a.shape[0] != T;
+  if (a.axes == Axes::kPosition) return out + matrix_text(a.data.data(), tokens, a.shape[1], {});
+  const bool per_query = a.axes == Axes::kHeadQueryKey;
   const int heads = per_query ? a.shape[0] : a.shape[1];
   for (int h = 0; h < heads; ++h) {
     out += "  head " + std::to_string(h + 1) + "\n";
@@ -135,12 +135,15 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
     if (!out.empty()) out += "\n";
     out += "after \"" + inspection.input().tokens[static_cast<size_t>(at.position)] +
            "\" (position " + std::to_string(at.position) + "): the lens at each step\n";
-    out += "step    " + fit(word, 10) + " rank  probability   top words\n";
+    const std::string heading = "\"" + word + "\" rank";
+    const size_t rank_width = std::max<size_t>(width_of(heading), 6);
+    out += "step   " + std::string(rank_width - width_of(heading), ' ') + heading +
+           "  probability  top words\n";
     for (const LensStep& s : at.steps) {
-      std::string rank = std::to_string(s.final_word_rank);
-      std::string line = fit(step_label(s.step), 8) +
-                         std::string(15 - std::min<size_t>(rank.size(), 15), ' ') + rank + "  " +
-                         fixed(s.final_word_probability, 4) + "        ";
+      const std::string rank = std::to_string(s.final_word_rank);
+      std::string line = fit(step_label(s.step), 7) +
+                         std::string(rank_width - std::min(rank.size(), rank_width), ' ') + rank +
+                         "  " + fixed(s.final_word_probability, 4) + "       ";
       for (const Candidate& c : s.top) {
         line += model.vocab.word(c.id) + " " + fixed(c.probability, 4) + "  ";
       }
@@ -192,9 +195,10 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
   });
   std::string out = "logit of \"" + model.vocab.word(a.id) + "\" (id " + std::to_string(a.id) +
                     ") after \"" + join(inspection.input().tokens) + "\": " + fixed(a.logit, 4) +
-                    " = " + fixed(sum, 4) + " from " + std::to_string(a.parts.size()) +
-                    " parts + " + fixed(a.constant, 4) +
-                    " constant (final_norm's bias, the classifier bias)\n";
+                    " = " + fixed(sum, 4) + " (" + std::to_string(a.parts.size()) +
+                    (a.parts.size() == 1 ? " part) " : " parts) ") +
+                    (a.constant < 0 ? "- " : "+ ") + fixed(std::abs(a.constant), 4) +
+                    " (constant: final_norm's bias and the classifier bias)\n";
   constexpr int kBar = 40;
   for (const LogitPart& p : parts) {
     const int n =

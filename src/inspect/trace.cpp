@@ -50,7 +50,12 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
   std::vector<NamedActivation> out;
   auto add = [&out](std::string name, std::vector<int> shape, std::vector<float> data,
                     std::string formula) {
-    out.push_back({std::move(name), std::move(shape), std::move(data), std::move(formula)});
+    const Axes axes = shape.size() == 1   ? Axes::kVocabulary
+                      : shape.size() == 2 ? Axes::kPosition
+                      : name.ends_with("_scores") || name.ends_with("_pattern")
+                          ? Axes::kHeadQueryKey
+                          : Axes::kPositionHead;
+    out.push_back({std::move(name), axes, std::move(shape), std::move(data), std::move(formula)});
   };
   // The names of the formulas: U is the normed stream, or X itself without a norm.
   const std::string U = layernorm ? "U" : "X";

@@ -12,8 +12,17 @@
 
 namespace nextword {
 
+// What the axes of an activation are.
+enum class Axes {
+  kPosition,      // [T, n]: a row per token
+  kPositionHead,  // [T, h, d_head]: per token, per head
+  kHeadQueryKey,  // [h, T, T]: per head, a row per query, a column per key
+  kVocabulary,    // [V]: one per vocabulary word
+};
+
 struct NamedActivation {
-  std::string name;         // e.g. "blocks.0.attn.hook_pattern"
+  std::string name;  // e.g. "blocks.0.attn.hook_pattern"
+  Axes axes = Axes::kPosition;
   std::vector<int> shape;   // row-major
   std::vector<float> data;  // masked attention scores are -inf
   std::string formula;      // what it is, in the terms of data/FORMAT.md
