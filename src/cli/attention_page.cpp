@@ -10,6 +10,10 @@
 #include "base/error.h"
 #include "cli/attention_view.h"
 #include "cli/heat.h"
+#include "cli/inspect_output.h"
+#include "inspect/attribution.h"
+#include "inspect/inspection.h"
+#include "inspect/lens.h"
 
 namespace nextword::cli {
 namespace {
@@ -64,6 +68,42 @@ json labels(int count) {
   return out;
 }
 
+// The logit lens at the last position, every step (the mids too), as `lens
+// --mid -f json` gives it, each step with the looks of its top words'
+// probabilities ("looks") and of the final word's ("final_look").
+json lens_view(const Inspection& inspection, Looks& looks) {
+  const int last = inspection.length() - 1;
+  const std::vector<LensStep> steps = logit_lens(inspection, last, 5, true);
+  json layers = lens_json(inspection.model(), {{last, steps}});
+  for (size_t i = 0; i < steps.size(); ++i) {
+    json top_looks = json::array();
+    for (const Candidate& c : steps[i].top) top_looks.push_back(looks.index(c.probability));
+    layers[i]["looks"] = std::move(top_looks);
+    layers[i]["final_look"] = looks.index(steps[i].final_word_probability);
+  }
+  const std::vector<Candidate>& best = steps.back().top;
+  return {{"token", inspection.input().tokens.back()},
+          {"word", best.empty() ? json(nullptr) : json(inspection.model().vocab.word(best[0].id))},
+          {"layers", std::move(layers)}};
+}
+
+// The direct logit attribution of the top predicted word, as `attribute -f
+// json` gives it but with the parts largest |value| first, and whether a
+// final norm stands between them and the classifier; null when the
+// vocabulary has no word to predict.
+json attribution_view(const Inspection& inspection) {
+  std::vector<Candidate> best;
+  top_candidates(inspection.model(), inspection.final_logits().data(), 1, best);
+  if (best.empty()) return nullptr;
+  Attribution a = attribute(inspection, best.front().id);
+  std::stable_sort(a.parts.begin(), a.parts.end(), [](const LogitPart& x, const LogitPart& y) {
+    return std::abs(x.value) > std::abs(y.value);
+  });
+  json view = attribution_json(inspection.model(), a);
+  view["norm"] = inspection.model().config.norm != Norm::kNone;  // how the page words it
+  return view;
+}
+
 }  // namespace
 
 std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
@@ -98,6 +138,8 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
     predictions.push_back({{"text", model.vocab.word(cand.id) + text},
                            {"bar", std::to_string(std::lround(cand.probability * 200.0)) + "px"}});
   }
+  const Inspection inspection(model, p.input);
+  json lens = lens_view(inspection, looks);
   const json data = {{"phrase", phrase},
                      {"tokens", words},
                      {"layers", labels(c.n_layers)},
@@ -106,7 +148,9 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
                      {"head", 0},            // the mean of its heads
                      {"views", std::move(views)},
                      {"scale", looks.take()},
-                     {"predictions", std::move(predictions)}};
+                     {"predictions", std::move(predictions)},
+                     {"lens", std::move(lens)},
+                     {"attribution", attribution_view(inspection)}};
   std::string page(attention_page_template());
   const size_t at = page.find(kPageData);
   if (at == std::string::npos) {

@@ -17,7 +17,9 @@ std::string_view attention_page_template();
 inline constexpr std::string_view kPageData = "@NEXTWORD_DATA@";
 
 // One page: every layer and head (and their means), hover to see whom a word
-// attends to, the predictions. Needs nothing from the network.
+// attends to, the predictions, the logit lens of the last position (every
+// step, the mids too) and the direct logit attribution of the top word.
+// Needs nothing from the network.
 std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p);
 
 }  // namespace nextword::cli
