@@ -50,28 +50,40 @@ struct InspectCommand {
         throw Error(ExitCode::kUsage, "--word: \"" + word + "\" is not a word of the vocabulary");
       }
     }
-    if (!words.empty()) return show(m, join(words), "", id) ? 0 : 4;
+    if (!words.empty()) {
+      // As `predict PHRASE`: a bad phrase is an error, not a record.
+      show(m, encode(m, join(words)), join(words), id);
+      return 0;
+    }
     LineReader input(STDIN_FILENO);
     std::string line;
     int status = 0;
     for (long number = 1; input.next(line); ++number) {
-      if (!show(m, line, "<stdin>:" + std::to_string(number) + ": ", id)) status = 4;
+      if (!show_line(m, line, "<stdin>:" + std::to_string(number) + ": ", id)) status = 4;
     }
     return status;
   }
 
-  // Writes the phrase's record (or its error record); false on a bad phrase.
-  bool show(const Model& m, const std::string& phrase, const std::string& where, int id) const {
-    const Format f = format == "json" ? Format::kJson : Format::kText;
+  // Writes the record of a stdin line (or its error record); false on a bad phrase.
+  bool show_line(const Model& m, const std::string& line, const std::string& where, int id) const {
     Encoded input;
     try {
-      input = encode(m, phrase);
+      input = encode(m, line);
     } catch (const Error& e) {
       if (e.code() != ExitCode::kInput) throw;
       report(where + e.message());
-      write_line(error_record(phrase, e, f));
+      write_line(error_record(line, e, json() ? Format::kJson : Format::kText));
       return false;
     }
+    show(m, std::move(input), line, id, where);
+    return true;
+  }
+
+  bool json() const { return format == "json"; }
+
+  void show(const Model& m, Encoded input, const std::string& phrase, int id,
+            const std::string& where = "") const {
+    const Format f = json() ? Format::kJson : Format::kText;
     if (!quiet && f != Format::kJson && input.truncated) {
       report(where + "note: phrase cut to its last " + std::to_string(m.config.max_len) +
              " tokens (max_len)");
@@ -98,7 +110,6 @@ struct InspectCommand {
         break;
       }
     }
-    return true;
   }
 
   std::vector<PositionLens> lens(const Inspection& inspection) const {

@@ -111,12 +111,15 @@ json lens_json(const Model& model, const std::vector<PositionLens>& lens) {
 
 json attribution_json(const Model& model, const Attribution& a) {
   json parts = json::array();
-  for (const LogitPart& p : a.parts) parts.push_back({{"name", p.name}, {"value", p.value}});
+  // Summed in double, printed as every float nextword prints.
+  for (const LogitPart& p : a.parts) {
+    parts.push_back({{"name", p.name}, {"value", shortest(static_cast<float>(p.value))}});
+  }
   return {{"word", model.vocab.word(a.id)},
           {"id", a.id},
           {"logit", shortest(a.logit)},
           {"parts", std::move(parts)},
-          {"constant", a.constant}};
+          {"constant", shortest(static_cast<float>(a.constant))}};
 }
 
 std::string lens_record(const std::string& phrase, const Inspection& inspection,

@@ -24,9 +24,7 @@ int rank_of(const Model& model, const float* logits, int target, int limit) {
   const int V = model.config.vocab_size;
   const float x = logits[target];
   int before = 0;
-#pragma omp simd reduction(+ : before)
   for (int id = 0; id < V; ++id) before += logits[id] > x ? 1 : 0;
-#pragma omp simd reduction(+ : before)
   for (int id = 0; id < target; ++id) before += logits[id] == x ? 1 : 0;
   for (const int special : {model.unk_id, model.bos_id}) {
     if (special >= 0 && special != target && ranks_before(logits, special, target)) --before;

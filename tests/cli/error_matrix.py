@@ -5,9 +5,10 @@
 
 Each case builds its files from the hand-written fruit model, runs one
 command, and checks the documented exit code, one line on stderr naming the
-file and field (a substring given per case), nothing on stdout, and no crash
-(no signal, no "internal error"). Cases that stream stdin check their
-records instead. The count of cases is printed at the end.
+file and field (a substring given per case), nothing on stdout (or the one
+error record a JSON case expects), and no crash (no signal, no "internal
+error"). Cases that stream stdin check their records instead. The count of
+cases is printed at the end.
 """
 import base64
 import json
@@ -198,6 +199,63 @@ def cases():
         Case("an unknown command", USAGE, "unknown command 'predcit'", args=None),
         Case("a bad option value", USAGE, "--top-k", args=["-k", "0", "apple"]),
     ]
+    yield from inspect_cases()
+
+
+def inspect_cases():
+    """score, lens, trace and attribute: bad phrases, options and models."""
+    unknown = "no word of the phrase is in the vocabulary: kiwi mango"
+    for command in ("lens", "trace", "attribute"):
+        yield from [
+            # A phrase given as an argument prints nothing, as text or JSON (as
+            # predict); a stdin line gets an error record (the stream case).
+            Case(command + ": a phrase of unknown words", INPUT, unknown, command=command,
+                 args=["-f", "text", "kiwi mango"], stdout=""),
+            Case(command + ": a phrase of unknown words, JSON", INPUT, unknown, command=command,
+                 args=["-f", "json", "kiwi mango"], stdout=""),
+            Case(command + ": a phrase of invalid UTF-8", INPUT,
+                 "no word of the phrase is in the vocabulary", command=command,
+                 args=["-f", "text", "\udcff\udcfe apple\udcc3"], stdout=""),
+            Case(command + ": a phrase with no words", INPUT, "the phrase has no words",
+                 command=command, args=["-f", "text", "   "], stdout=""),
+            Case(command + ": a model with a missing tensor", MODEL,
+                 "weights.json: tensors.classifier: missing (config needs shape [6,2])",
+                 command=command, args=["apple"],
+                 weights=edited(lambda w: w["tensors"].pop("classifier"))),
+            Case(command + ": a bad format", USAGE, "--format", command=command,
+                 args=["-f", "tsv", "apple"]),
+        ]
+    yield from [
+        Case("lens with k of 0", USAGE, "--top-k", command="lens", args=["-k", "0", "apple"]),
+        Case("attribute --word not in the vocabulary", USAGE,
+             '--word: "kiwi" is not a word of the vocabulary', command="attribute",
+             args=["--word", "kiwi", "banana apple"]),
+        Case("attribute --word a special token", USAGE, '"<unk>"', command="attribute",
+             args=["--word", "<unk>", "banana apple"]),
+        Case("attribute --word not in the vocabulary, JSON", USAGE, '"Pie"', command="attribute",
+             args=["-f", "json", "--word", "Pie", "banana apple"]),
+        Case("trace --only matching nothing", USAGE,
+             "--only: no activation of this model matches nope*", command="trace",
+             args=["--only", "nope*", "banana apple"]),
+        Case("trace --only a name this model lacks", USAGE, "hook_pos_embed", command="trace",
+             args=["--only", "hook_pos_embed", "--only", "blocks.0.ln1.*", "banana apple"]),
+        Case("score with a batch of 0", USAGE, "--batch", command="score",
+             args=["--batch", "0"]),
+        Case("score filtering JSON", USAGE, "--max-perplexity", command="score",
+             args=["-f", "json", "--max-perplexity", "9"]),
+        Case("score --document and a text", USAGE, "--document", command="score",
+             args=["--document", "ABSENT.txt", "banana"]),
+        Case("score --document of a missing file", IO, "absent.txt: cannot open",
+             command="score", args=["--document", "ABSENT.txt"]),
+        Case("score --document of a directory", IO, "is a directory, expected a text file",
+             command="score", args=["--document", "TMP"]),
+        Case("score with a missing tensor", MODEL,
+             "weights.json: tensors.classifier: missing (config needs shape [6,2])",
+             command="score", args=["apple pie"],
+             weights=edited(lambda w: w["tensors"].pop("classifier"))),
+        Case("score with a bad vocabulary", MODEL, "vocab.json: has 5 words", command="score",
+             args=["apple pie"], vocab=VOCAB[:5]),
+    ]
 
 
 def run_case(case, tmp):
@@ -220,6 +278,7 @@ def run_case(case, tmp):
             f.write(case.history)
     if case.command != "predict":
         args = [a.replace("ABSENT", os.path.join(tmp, "absent")) for a in (case.args or ["ap"])]
+        args = [tmp if a == "TMP" else a for a in args]
         command = [NEXTWORD, case.command, "-m", model, *history, *args]
     elif case.name == "an unknown command":
         command = [NEXTWORD, "predcit", "apple"]
@@ -233,8 +292,8 @@ def run_case(case, tmp):
         command = [NEXTWORD, "predict", "--vocab", vocab, "--weights", target, "apple"]
     else:
         command = [NEXTWORD, "predict", "-m", model, *(case.args or ["apple"])]
-    r = subprocess.run([os.fsencode(c) for c in command], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=30, check=False)
+    r = subprocess.run([os.fsencode(c) for c in command], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30, check=False)
     return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
 
 
@@ -267,6 +326,56 @@ def stream_cases(tmp):
     if rss_kb > 100_000:
         failures.append("stream: a 12 MB line took %d KB" % rss_kb)
     return 2, failures
+
+
+def inspect_stream_cases(tmp):
+    """The stream of stream_cases through score, lens, trace and attribute: one
+    record per line in order (score takes any line), memory bounded."""
+    fruit = os.path.join(DATA, "examples", "fruit")
+    failures = []
+    lines = [b"banana apple", b"banana\x00apple", b"\xff\xfe\xfd", b"", b"kiwi",
+             b"apple " * 2_000_000 + b"banana apple", b"phone apple"]
+    path = os.path.join(tmp, "stdin.txt")
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines) + b"\n")
+
+    def run_stream(*args):
+        with open(path, "rb") as stdin:
+            r = subprocess.run(["/usr/bin/time", "-f", "maxrss %M", NEXTWORD, *args, "-m", fruit],
+                               stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=60, check=False)
+        err = [l for l in r.stderr.decode("utf-8", "replace").splitlines()
+               if not l.startswith("Command exited")]
+        rss_kb = int(err[-1].split()[-1])
+        if rss_kb > 100_000:
+            failures.append("%s stream: a 12 MB line took %d KB" % (args[0], rss_kb))
+        return r.returncode, [json.loads(l) for l in r.stdout.decode().splitlines()], err[:-1]
+
+    # score: every line is a record, even one of no known word; exit 0.
+    code, records, err = run_stream("score", "-f", "json")
+    if code != OK:
+        failures.append("score stream: exit %d, expected 0" % code)
+    ppl = [None if x["perplexity"] is None else round(x["perplexity"], 3) for x in records]
+    if ppl[:5] != [59.598, None, None, None, None] or ppl[6:] != [59.598] or ppl[5] is None:
+        failures.append("score stream: perplexities %s" % ppl)
+    if err[:1] != ["nextword: <stdin>:6: note: line longer than 64 KiB: only its last 64 KiB "
+                   "were scored"] or len(err) != 2 or not err[1].startswith("nextword: scored 7 lines"):
+        failures.append("score stream: stderr %r" % err)
+    # lens, trace, attribute: error records in place of the bad lines; exit 4.
+    bad = ["nextword: <stdin>:2: no word of the phrase is in the vocabulary: banana\\x00apple",
+           "nextword: <stdin>:3: no word of the phrase is in the vocabulary: \ufffd\ufffd\ufffd",
+           "nextword: <stdin>:4: the phrase has no words",
+           "nextword: <stdin>:5: no word of the phrase is in the vocabulary: kiwi"]
+    for command in ("lens", "trace", "attribute"):
+        code, records, err = run_stream(command, "-f", "json")
+        if code != INPUT:
+            failures.append("%s stream: exit %d, expected %d" % (command, code, INPUT))
+        kinds = ["ERROR" if "error" in x else x["tokens"][-1] for x in records]
+        if kinds != ["apple", "ERROR", "ERROR", "ERROR", "ERROR", "apple", "apple"]:
+            failures.append("%s stream: records %s" % (command, kinds))
+        if err != bad:
+            failures.append("%s stream: stderr %r" % (command, err))
+    return 4, failures
 
 
 def hostile_case(tmp):
@@ -312,8 +421,8 @@ def main():
             problems = []
             if code != case.code:
                 problems.append("exit %d, expected %d" % (code, case.code))
-            if out:
-                problems.append("stdout not empty: %r" % out[:200])
+            if out != (case.stdout or ""):
+                problems.append("stdout %r, expected %r" % (out[:200], case.stdout or ""))
             if len(lines) != 1:
                 problems.append("%d lines on stderr" % len(lines))
             if case.message not in err:
@@ -322,7 +431,7 @@ def main():
                 problems.append("crashed")
             if problems:
                 failures.append("%s: %s\n    stderr: %s" % (case.name, "; ".join(problems), err.strip()))
-        for extra in (stream_cases, hostile_case):
+        for extra in (stream_cases, inspect_stream_cases, hostile_case):
             n, extra_failures = extra(tmp)
             count += n
             failures += extra_failures
