@@ -145,22 +145,13 @@ void stream_completions(Completer& completer, LineReader& input, Format format, 
                         int batch, const RecordSink& sink) {
   std::vector<std::string> lines;
   std::vector<char> cuts;
-  std::string line;
-  bool cut = false;
   long number = 0;
-  while (input.next(line, &cut)) {
-    lines.clear();
-    cuts.clear();
-    do {
-      lines.push_back(line);
-      cuts.push_back(cut);
-    } while (static_cast<int>(lines.size()) < batch && input.ready() && input.next(line, &cut));
+  while (input.next_batch(lines, cuts, batch)) {
     completer.prefetch(lines);
     for (size_t i = 0; i < lines.size(); ++i) {
       ++number;
       if (cuts[i] && notes) {
-        sink.report("<stdin>:" + std::to_string(number) +
-                    ": note: line longer than 64 KiB: only its last 64 KiB were read");
+        sink.report("<stdin>:" + std::to_string(number) + ": " + LineReader::kCutNote);
       }
       sink.record(completion_record(lines[i], completer.complete(lines[i]), format));
     }

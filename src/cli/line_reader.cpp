@@ -16,6 +16,18 @@ size_t LineReader::find_newline() {
   return at;
 }
 
+bool LineReader::next_batch(std::vector<std::string>& lines, std::vector<char>& cut, int most) {
+  lines.clear();
+  cut.clear();
+  std::string line;
+  bool lost = false;
+  while (static_cast<int>(lines.size()) < most && (lines.empty() || ready()) && next(line, &lost)) {
+    lines.push_back(std::move(line));
+    cut.push_back(lost);
+  }
+  return !lines.empty();
+}
+
 bool LineReader::next(std::string& line, bool* cut) {
   for (;;) {
     const size_t newline = find_newline();

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace nextword::cli {
 
@@ -28,6 +29,14 @@ class LineReader {
   bool next(std::string& line, bool* cut = nullptr);
   // True when next() would return without waiting.
   bool ready();
+  // The lines that arrived together, for one batch: waits for the first,
+  // then takes those already waiting, up to `most` lines. False at the end of
+  // the input. cut[i] is next()'s *cut for lines[i].
+  bool next_batch(std::vector<std::string>& lines, std::vector<char>& cut, int most);
+
+  // The note for a line that lost its beginning (after "<stdin>:N: ").
+  static constexpr const char* kCutNote =
+      "note: line longer than 64 KiB: only its last 64 KiB were read";
 
  private:
   // Appends one read()'s worth; notes the end of input; keeps a partial line

@@ -73,17 +73,13 @@ int stream_records(const Model& m, Predictor& predictor, LineReader& input, cons
   int status = 0;
   long number = 0;
   std::vector<std::string> lines;
-  std::string line;
-  bool cut = false;
-  while (input.next(line, &cut)) {
-    lines.clear();
-    do {
-      if (cut && !o.quiet && o.format != Format::kJson) {
-        sink.report(line_label(number + 1 + static_cast<long>(lines.size())) +
-                    "note: line longer than 64 KiB: only its last 64 KiB were read");
+  std::vector<char> cut;
+  while (input.next_batch(lines, cut, o.batch)) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (cut[i] && !o.quiet && o.format != Format::kJson) {
+        sink.report(line_label(number + 1 + static_cast<long>(i)) + LineReader::kCutNote);
       }
-      lines.push_back(line);
-    } while (static_cast<int>(lines.size()) < o.batch && input.ready() && input.next(line, &cut));
+    }
     if (predict_lines(m, predictor, lines, number, o, sink)) {
       status = static_cast<int>(ExitCode::kInput);
     }

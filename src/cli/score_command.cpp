@@ -86,17 +86,14 @@ struct ScoreCommand {
     } else {
       LineReader input(STDIN_FILENO);
       std::vector<std::string> lines;
-      std::string line;
-      bool cut = false;
-      while (input.next(line, &cut)) {
-        lines.clear();
-        do {
-          if (cut && !quiet) {
-            report("<stdin>:" + std::to_string(tally.lines + 1 + static_cast<long>(lines.size())) +
-                   ": note: line longer than 64 KiB: only its last 64 KiB were scored");
+      std::vector<char> cut;
+      while (input.next_batch(lines, cut, batch)) {
+        for (size_t i = 0; i < lines.size(); ++i) {
+          if (cut[i] && !quiet) {
+            report("<stdin>:" + std::to_string(tally.lines + 1 + static_cast<long>(i)) + ": " +
+                   LineReader::kCutNote);
           }
-          lines.push_back(line);
-        } while (static_cast<int>(lines.size()) < batch && input.ready() && input.next(line, &cut));
+        }
         score_lines(m, scorer, lines, tally);
       }
     }

@@ -359,7 +359,7 @@ def inspect_stream_cases(tmp):
     if ppl[:5] != [59.598, None, None, None, None] or ppl[6:] != [59.598] or ppl[5] is None:
         failures.append("score stream: perplexities %s" % ppl)
     if err[:1] != ["nextword: <stdin>:6: note: line longer than 64 KiB: only its last 64 KiB "
-                   "were scored"] or len(err) != 2 or not err[1].startswith("nextword: scored 7 lines"):
+                   "were read"] or len(err) != 2 or not err[1].startswith("nextword: scored 7 lines"):
         failures.append("score stream: stderr %r" % err)
     # lens, trace, attribute: error records in place of the bad lines; exit 4.
     bad = ["nextword: <stdin>:2: no word of the phrase is in the vocabulary: banana\\x00apple",
