@@ -51,7 +51,6 @@ import argparse
 import glob
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -61,9 +60,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from compare_torch import machine  # noqa: E402  (one description of the machine)
 REFERENCE_DIR = os.path.join(ROOT, "tests", "reference")
 TORCH_PYTHON = "/usr/bin/python3"
-DEFAULT_CORPUS = ["/work/shared/corpus/gutenberg-grimm-household-tales-hunt.txt"]
+DEFAULT_CORPUS = [os.path.normpath(os.path.join(ROOT, "..", "shared", "corpus",
+                                                 "gutenberg-grimm-household-tales-hunt.txt"))]
 
 
 # ---------------------------------------------------------------- PyTorch side
@@ -314,19 +316,6 @@ def compare(ours, theirs, tolerance):
 def load_average():
     with open("/proc/loadavg", encoding="utf-8") as f:
         return [float(x) for x in f.read().split()[:3]]
-
-
-def machine():
-    name = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    name = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return "%s, %d cores, %s" % (name, os.cpu_count(), platform.platform())
 
 
 def main():
