@@ -83,6 +83,16 @@ std::string activation_text(const Inspection& inspection, const NamedActivation&
   return out;
 }
 
+// What the constant of an attribution holds, for this model.
+std::string constant_terms(const Model& model) {
+  const bool norm = model.config.norm == Norm::kLayerNorm;
+  const bool bias = model.weights.classifier_bias != nullptr;
+  return norm && bias ? "final_norm's bias and the classifier bias"
+         : norm       ? "final_norm's bias"
+         : bias       ? "the classifier bias"
+                      : "none in this model";
+}
+
 }  // namespace
 
 json step_name(const Step& step) {
@@ -201,7 +211,7 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
                     " = " + fixed(sum, 4) + " (" + std::to_string(a.parts.size()) +
                     (a.parts.size() == 1 ? " part) " : " parts) ") +
                     (a.constant < 0 ? "- " : "+ ") + fixed(std::abs(a.constant), 4) +
-                    " (constant: final_norm's bias and the classifier bias)\n";
+                    " (constant: " + constant_terms(model) + ")\n";
   constexpr int kBar = 40;
   for (const LogitPart& p : parts) {
     const int n =

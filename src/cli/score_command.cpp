@@ -101,9 +101,10 @@ struct ScoreCommand {
       const std::string what = !document.empty()  ? document
                                : tally.lines == 1 ? "1 line"
                                                   : std::to_string(tally.lines) + " lines";
-      report("scored " + what + ", " + std::to_string(tally.words) + " words (" +
-             std::to_string(tally.unknown) + " unknown): perplexity " +
-             fixed(perplexity(tally.logprob, tally.words), 4) + ", without unknown words " +
+      report("scored " + what + ", " + std::to_string(tally.words) +
+             (tally.words == 1 ? " word (" : " words (") + std::to_string(tally.unknown) +
+             " unknown): perplexity " + fixed(perplexity(tally.logprob, tally.words), 4) +
+             ", without unknown words " +
              fixed(perplexity(tally.known_logprob, tally.words - tally.unknown), 4));
     }
     return 0;
