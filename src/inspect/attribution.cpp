@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "math/kernels.h"
 #include "math/layers.h"
 
 namespace nextword {
@@ -47,11 +48,9 @@ Attribution attribute(const Inspection& inspection, int id) {
 
   Readout readout{model, w.classifier + area(id, d)};
   if (c.norm == Norm::kLayerNorm) {
-    const std::vector<double> x = row_of(inspection.residual({L, false}), last, d);
-    const double mean = std::accumulate(x.begin(), x.end(), 0.0) / d;
-    double var = 0;
-    for (double v : x) var += (v - mean) * (v - mean);
-    readout.sigma = std::sqrt(var / d + c.norm_eps);
+    // sigma as final_norm computed it for this row.
+    const float* x = inspection.residual({L, false}).data() + area(last, d);
+    readout.sigma = 1.0 / row_statistics(x, d, c.norm_eps).rstd;
     for (int j = 0; j < d; ++j)
       out.constant += static_cast<double>(w.final_norm_bias[j]) * readout.C[j];
   }
