@@ -1,5 +1,7 @@
 #include "predict/scorer.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "math/layers.h"
@@ -15,6 +17,11 @@ struct Scorer::Pass {
   size_t stream;
   int start;
   int length;
+};
+
+struct Scorer::Group {
+  std::vector<Pass> passes;
+  bool all_positions;  // logits at every position of each pass, else at its last
 };
 
 namespace {
@@ -53,19 +60,16 @@ void Scorer::score(std::span<const std::vector<int>> streams,
       total += streams[s][static_cast<size_t>(t)] != model_.bos_id;
     }
   }
-  std::vector<Pass> passes;
+  // The passes in groups of up to kPassTokens tokens, each group one forward pass.
+  std::vector<Group> groups;
   int tokens = 0;
-  auto flush = [&](bool all_positions) {
-    if (passes.empty()) return;
-    run(passes, streams, all_positions, out);
-    for (const Pass& p : passes) done += all_positions ? p.length : 1;
-    passes.clear();
-    tokens = 0;
-    if (progress) progress(std::min(done, total), total);
-  };
   auto add = [&](const Pass& p, bool all_positions) {
-    if (tokens + p.length > kPassTokens) flush(all_positions);
-    passes.push_back(p);
+    if (groups.empty() || groups.back().all_positions != all_positions ||
+        tokens + p.length > kPassTokens) {
+      groups.push_back({{}, all_positions});
+      tokens = 0;
+    }
+    groups.back().passes.push_back(p);
     tokens += p.length;
   };
   // Causal: targets 1 .. min(n-1, L) from one pass over the stream's start.
@@ -74,7 +78,6 @@ void Scorer::score(std::span<const std::vector<int>> streams,
       const int T = std::min(static_cast<int>(streams[s].size()) - 1, L);
       if (T > 0) add({s, 0, T}, true);
     }
-    flush(true);
   }
   // The rest: target t from the window of the L tokens before it.
   for (size_t s = 0; s < streams.size(); ++s) {
@@ -85,29 +88,46 @@ void Scorer::score(std::span<const std::vector<int>> streams,
       add({s, start, t - start}, false);
     }
   }
-  flush(false);
+  // Groups are independent: with several, each thread runs whole groups on
+  // its own (one parallel region, not one per product); a lone group splits
+  // its products' rows over the threads instead. Either way a group's
+  // arithmetic is the same.
+  const auto G = static_cast<int>(groups.size());
+  const int workers = std::max(1, std::min(G, omp_get_max_threads()));
+  if (workspaces_.size() < static_cast<size_t>(workers)) workspaces_.resize(workers);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(workers) if (G > 1)
+  for (int g = 0; g < G; ++g) {
+    const Group& group = groups[static_cast<size_t>(g)];
+    run(group, streams, workspaces_[static_cast<size_t>(omp_get_thread_num())], out);
+#pragma omp critical(nextword_scorer_progress)
+    {
+      for (const Pass& p : group.passes) done += group.all_positions ? p.length : 1;
+      if (progress) progress(std::min(done, total), total);
+    }
+  }
   for (std::vector<TokenScore>& scores : out) {
     std::erase_if(scores, [](const TokenScore& score) { return score.rank == 0; });
   }
 }
 
-void Scorer::run(std::span<const Pass> passes, std::span<const std::vector<int>> streams,
-                 bool all_positions, std::vector<std::vector<TokenScore>>& out) {
-  ids_.clear();
-  lengths_.clear();
+void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, Workspace& w,
+                 std::vector<std::vector<TokenScore>>& out) const {
+  const bool all_positions = group.all_positions;
+  w.ids.clear();
+  w.lengths.clear();
   // targets[row] = (stream, position) that logits row `row` predicts
   std::vector<std::pair<size_t, int>> targets;
-  for (const Pass& p : passes) {
+  for (const Pass& p : group.passes) {
     const std::vector<int>& stream = streams[p.stream];
-    ids_.insert(ids_.end(), stream.begin() + p.start, stream.begin() + p.start + p.length);
-    lengths_.push_back(p.length);
+    w.ids.insert(w.ids.end(), stream.begin() + p.start, stream.begin() + p.start + p.length);
+    w.lengths.push_back(p.length);
     for (int t = all_positions ? p.start + 1 : p.start + p.length; t <= p.start + p.length; ++t) {
       targets.emplace_back(p.stream, t);
     }
   }
   ForwardOptions options;
   options.all_positions = all_positions;
-  forward(model_, state_, ids_.data(), lengths_, options);
+  forward(model_, w.state, w.ids.data(), w.lengths, options);
   const int V = model_.config.vocab_size;
   const auto rows = static_cast<int>(targets.size());
 #pragma omp parallel for schedule(static) if (rows >= 8)
@@ -115,7 +135,7 @@ void Scorer::run(std::span<const Pass> passes, std::span<const std::vector<int>>
     const auto [s, t] = targets[static_cast<size_t>(r)];
     const int id = streams[s][static_cast<size_t>(t)];
     if (id == model_.bos_id) continue;
-    const float* logits = state_.logits.data() + area(r, V);
+    const float* logits = w.state.logits.data() + area(r, V);
     TokenScore& score = out[s][static_cast<size_t>(t) - 1];
     score.logprob = static_cast<double>(logits[id]) - log_sum_exp(logits, V);
     score.rank = 1 + rank_of(model_, logits, id, V);

@@ -45,13 +45,18 @@ class Scorer {
              const std::function<void(int64_t, int64_t)>& progress = {});
 
  private:
-  struct Pass;  // one window of one stream and the targets it scores
-  void run(std::span<const Pass> passes, std::span<const std::vector<int>> streams,
-           bool all_positions, std::vector<std::vector<TokenScore>>& out);
+  struct Pass;   // one window of one stream and the targets it scores
+  struct Group;  // the passes of one forward pass
+  // A thread's buffers.
+  struct Workspace {
+    RunState state;
+    std::vector<int> ids, lengths;
+  };
+  void run(const Group& group, std::span<const std::vector<int>> streams, Workspace& w,
+           std::vector<std::vector<TokenScore>>& out) const;
 
   const Model& model_;
-  RunState state_;
-  std::vector<int> ids_, lengths_;
+  std::vector<Workspace> workspaces_;
 };
 
 }  // namespace nextword
