@@ -30,6 +30,17 @@ constexpr double kParallelProduct = 1 << 21;
 
 // C[M, N] = A[M, K] op(B): OpenBLAS alone, or (Threading::kRows) the rows of
 // A and C split evenly over the OpenMP threads, each with its own sgemm.
+//
+// A row of C is not always the same bits whatever the other rows: OpenBLAS
+// 0.3.21 (Debian 12, on this AVX-512 machine) sums differently for small
+// products than for large ones. Measured: with op(B) = B, K = 512, N = 128
+// (the feed-forward W_out of the default model) a row alone differs from the
+// same row among 16 or more, while rows among 16 to 1,000 agree with each
+// other and with a 16-row block at any offset; with K <= 384 every M agreed;
+// with op(B) = B^T, or K split into beta = 1 chunks, the pattern is irregular.
+// Alignment never mattered. So a phrase's last digits can depend on its
+// batch; issue 15 (byte-identical results however the work is split) starts
+// from here.
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                const float* B, int ldb, float* C, int ldc) {
   const double work = static_cast<double>(M) * N * K;
