@@ -43,7 +43,7 @@ constexpr double kParallelProduct = 1 << 21;
 // from here. Also measured (tests not yet written): calls of exactly 64 rows,
 // the tail zero-padded, gave every row the same bits at any offset for every
 // shape tried, N and T alike (16- and 32-row blocks did not for small N and
-// K), at 11-14% the time of one call on one thread; and one call of M >= 64
+// K), 11-14% slower than one call on one thread; and one call of M >= 64
 // rows matched 64-row blocks for every shape tried.
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                const float* B, int ldb, float* C, int ldc) {
