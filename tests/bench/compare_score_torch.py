@@ -94,9 +94,7 @@ def torch_worker(args):
     if lines and lines[-1] == "":
         lines.pop()
 
-    L, d = c["max_len"], c["d_model"]
-    h, dk, dv = c["n_heads"], c["d_k"], c["d_v"]
-    scale = 1.0 / math.sqrt(dk) if c["scale"] == "sqrt_dk" else 1.0
+    L = c["max_len"]
     C = W["embedding"] if c["tied_classifier"] else W["classifier"]
     bias = W.get("classifier_bias")
     unk_id = model.ids[c["unk_token"]]
@@ -113,38 +111,6 @@ def torch_worker(args):
             i = model.ids.get(t)
             ids.append(unk_id if i is None or t == c["unk_token"] or t == bos else i)
         return ids
-
-    def positional(T):
-        if c["positional"] == "learned":
-            return W["position"][:T]
-        if c["positional"] == "sinusoidal":
-            pos = torch.arange(T, dtype=torch.float32)[:, None]
-            even = (torch.arange(d) // 2 * 2).to(torch.float32)[None, :]
-            angle = pos / torch.pow(torch.tensor(10000.0), even / d)
-            return torch.where(torch.arange(d)[None, :] % 2 == 0, torch.sin(angle),
-                               torch.cos(angle))
-        return None
-
-    def hidden(ids):
-        """The final residual stream [B, T, d] of right-padded ids [B, T]."""
-        B, T = ids.shape
-        X = W["embedding"][ids]
-        P = positional(T)
-        if P is not None:
-            X = X + P
-        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-        for l in range(c["n_layers"]):
-            p = "layers.%d." % l
-            U = model.norm(X, p + "norm1")
-            Q = model.linear(U, p + "attn.w_q", p + "attn.b_q").view(B, T, h, dk).transpose(1, 2)
-            K = model.linear(U, p + "attn.w_k", p + "attn.b_k").view(B, T, h, dk).transpose(1, 2)
-            Vv = model.linear(U, p + "attn.w_v", p + "attn.b_v").view(B, T, h, dv).transpose(1, 2)
-            A = torch.softmax((Q @ K.transpose(2, 3) * scale).masked_fill(mask, float("-inf")),
-                              dim=-1)
-            heads = (A @ Vv).transpose(1, 2).reshape(B, T, h * dv)
-            O = model.linear(heads, p + "attn.w_o", p + "attn.b_o")
-            X = model.feedforward(X + O if c["residual"] else O, p)
-        return X
 
     def score_rows(Z, targets):
         """(logprob [N] float64, rank [N]) of rows Z [N, d] predicting targets [N]."""
@@ -186,7 +152,7 @@ def torch_worker(args):
                 targets[r, :n] = torch.tensor(streams[s][1:n + 1])
                 valid[r, :n] = True
             padded_tokens += ids.numel()
-            X = hidden(ids)
+            X = model.residual_batch(ids)
             logprob, rank = score_rows(X[valid], targets[valid])
             line = torch.tensor(group)[:, None].expand(-1, T)[valid]
             sums.index_add_(0, line, logprob)
@@ -204,7 +170,7 @@ def torch_worker(args):
             ids = torch.tensor([streams[s][t - L:t] for s, t in group], dtype=torch.long)
             targets = torch.tensor([streams[s][t] for s, t in group], dtype=torch.long)
             padded_tokens += ids.numel()
-            X = hidden(ids)
+            X = model.residual_batch(ids)
             logprob, rank = score_rows(X[:, -1], targets)
             sums.index_add_(0, torch.tensor([s for s, _ in group]), logprob)
             real_tokens += ids.numel()

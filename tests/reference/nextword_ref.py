@@ -186,19 +186,26 @@ class Model:
         logits, attention = self.forward_all(ids)
         return logits[-1], attention
 
+    def positions(self, T):
+        """What the positional encoding adds to X [T, d], or None."""
+        c, d = self.config, self.config["d_model"]
+        if c["positional"] == "learned":
+            return self.tensors["position"][:T]
+        if c["positional"] == "sinusoidal":
+            pos = torch.arange(T, dtype=DTYPE)[:, None]
+            even = (torch.arange(d) // 2 * 2).to(DTYPE)[None, :]
+            angle = pos / torch.pow(torch.tensor(10000.0, dtype=DTYPE), even / d)
+            return torch.where(torch.arange(d)[None, :] % 2 == 0, torch.sin(angle), torch.cos(angle))
+        return None
+
     def forward_all(self, ids):
         """Returns (logits [T, V], attention [L][h][T][T]) for every position."""
         c, W = self.config, self.tensors
         T, d, h, dk, dv = len(ids), c["d_model"], c["n_heads"], c["d_k"], c["d_v"]
         X = W["embedding"][torch.tensor(ids)]
-        if c["positional"] == "learned":
-            X = X + W["position"][:T]
-        elif c["positional"] == "sinusoidal":
-            pos = torch.arange(T, dtype=DTYPE)[:, None]
-            even = (torch.arange(d) // 2 * 2).to(DTYPE)[None, :]
-            angle = pos / torch.pow(torch.tensor(10000.0, dtype=DTYPE), even / d)
-            pe = torch.where(torch.arange(d)[None, :] % 2 == 0, torch.sin(angle), torch.cos(angle))
-            X = X + pe
+        P = self.positions(T)
+        if P is not None:
+            X = X + P
         s = 1.0 / math.sqrt(dk) if c["scale"] == "sqrt_dk" else 1.0
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
         attention = []
@@ -226,20 +233,18 @@ class Model:
             logits = logits + W["classifier_bias"]
         return logits, attention
 
-    def forward_batch(self, batch):
-        """Next-word logits [B, V] for lists of ids of any lengths, in one
-        batched pass: right-padded to the longest, so with the causal mask no
-        real token sees a pad, and each row's logits come from its last token."""
+    def residual_batch(self, ids):
+        """The residual stream after the last layer, [B, T, d], of right-padded
+        ids [B, T] (a long tensor) in one batched pass: with the causal mask no
+        real token sees a pad."""
         c, W = self.config, self.tensors
-        B, T = len(batch), max(len(ids) for ids in batch)
-        d, h, dk, dv = c["d_model"], c["n_heads"], c["d_k"], c["d_v"]
-        assert c["causal"] and c["positional"] != "sinusoidal", "batched pass: causal, no sinusoid"
-        ids = torch.zeros(B, T, dtype=torch.long)
-        for b, row in enumerate(batch):
-            ids[b, :len(row)] = torch.tensor(row)
+        B, T = ids.shape
+        h, dk, dv = c["n_heads"], c["d_k"], c["d_v"]
+        assert c["causal"], "batched pass: causal models only"
         X = W["embedding"][ids]
-        if c["positional"] == "learned":
-            X = X + W["position"][:T]
+        P = self.positions(T)
+        if P is not None:
+            X = X + P
         s = 1.0 / math.sqrt(dk) if c["scale"] == "sqrt_dk" else 1.0
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
         for l in range(c["n_layers"]):
@@ -252,6 +257,17 @@ class Model:
             heads = (A @ V).transpose(1, 2).reshape(B, T, h * dv)
             O = self.linear(heads, p + "attn.w_o", p + "attn.b_o")
             X = self.feedforward(X + O if c["residual"] else O, p)
+        return X
+
+    def forward_batch(self, batch):
+        """Next-word logits [B, V] for lists of ids of any lengths, in one
+        batched pass (residual_batch); each row's logits come from its last token."""
+        c, W = self.config, self.tensors
+        B, T = len(batch), max(len(ids) for ids in batch)
+        ids = torch.zeros(B, T, dtype=torch.long)
+        for b, row in enumerate(batch):
+            ids[b, :len(row)] = torch.tensor(row)
+        X = self.residual_batch(ids)
         last = X[torch.arange(B), torch.tensor([len(row) - 1 for row in batch])]
         Z = self.norm(last, "final_norm")
         C = W["embedding"] if c["tied_classifier"] else W["classifier"]
