@@ -1,6 +1,5 @@
 #include "predict/evaluate.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "predict/scorer.h"

@@ -11,7 +11,7 @@ namespace nextword {
 
 namespace {
 
-// The ids of e.tokens (bos first when e.has_bos); true when some token other
+// The ids of e.tokens (the first is bos when has_bos); true when some token other
 // than bos is a vocabulary word. A word spelled like a special token is still
 // an unknown word.
 bool look_up(const Model& model, Encoded& e, bool has_bos) {
