@@ -12,9 +12,11 @@ if [[ "${1:-}" == "--test" ]]; then
   # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers;
   # Chromium for the HTML page's browser test; tmux for `type`'s terminal test;
   # presage (its library, text2ngram and stock database) as the yardstick of
-  # keystroke savings, never linked into nextword.
+  # keystroke savings, never linked into nextword; GNU parallel and rsync (its
+  # --basefile transfer) for the split-input and multi-host tests; Open MPI
+  # for data-parallel training (the CMake option NEXTWORD_MPI).
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
-             presage libpresage-dev libpresage-data)
+             presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev)
 fi
 
 missing=()
