@@ -7,6 +7,7 @@
 
 namespace nextword {
 namespace {
+Threading policy = Threading::kRows;
 bool split_rows = false;
 
 // Runs before the libraries' own constructors read the environment: both
@@ -32,12 +33,15 @@ __attribute__((constructor(101))) void tune_thread_pools() {
 }  // namespace
 
 void set_threading(Threading mode, int threads) {
+  policy = mode;
   split_rows = mode == Threading::kRows && threads > 1;
   openblas_set_num_threads(mode == Threading::kRows ? 1 : threads);
   omp_set_num_threads(threads);
 }
 
 bool rows_split() { return split_rows; }
+
+bool fixed_row_blocks() { return policy == Threading::kRows; }
 
 int available_cores() { return omp_get_num_procs(); }
 

@@ -7,6 +7,9 @@
 //          attention and the element loops, with no hand-over between two
 //          pools that spin on the same cores (prediction: 1.4x the GFLOPS of
 //          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
+//          Products run in calls of a fixed number of rows (math/layers.cpp),
+//          so each row's result does not depend on the rows beside it: the
+//          policy of everything that prints results, and the default.
 //
 // Whichever the policy, OpenMP's threads wait for work by spinning only
 // briefly (GOMP_SPINCOUNT 10000, unless the user set it or OMP_WAIT_POLICY),
@@ -23,6 +26,9 @@ void set_threading(Threading mode, int threads);
 
 // True under kRows with more than one thread: math/ splits product rows.
 bool rows_split();
+
+// True under kRows: math/ runs products in fixed-shape row blocks.
+bool fixed_row_blocks();
 
 // Every core the process may use.
 int available_cores();

@@ -28,37 +28,82 @@ namespace {
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
 
-// C[M, N] = A[M, K] op(B): OpenBLAS alone, or (Threading::kRows) the rows of
-// A and C split evenly over the OpenMP threads, each with its own sgemm.
+// Rows of the forward pass's OpenBLAS calls come in multiples of this
+// (Threading::kRows).
 //
-// A row of C is not always the same bits whatever the other rows: OpenBLAS
-// 0.3.21 (Debian 12, on this AVX-512 machine) sums differently for small
-// products than for large ones. Measured: with op(B) = B, K = 512, N = 128
-// (the feed-forward W_out of the default model) a row alone differs from the
-// same row among 16 or more, while rows among 16 to 1,000 agree with each
-// other and with a 16-row block at any offset; with K <= 384 every M agreed;
-// with op(B) = B^T, or K split into beta = 1 chunks, the pattern is irregular.
-// Alignment never mattered. So a phrase's last digits can depend on its
-// batch; issue 15 (byte-identical results however the work is split) starts
-// from here. Also measured (tests not yet written): calls of exactly 64 rows,
-// the tail zero-padded, gave every row the same bits at any offset for every
-// shape tried, N and T alike (16- and 32-row blocks did not for small N and
-// K), 11-14% slower than one call on one thread; and one call of M >= 64
-// rows matched 64-row blocks for every shape tried.
+// A row of C = A op(B) is not always the same bits whatever the other rows:
+// OpenBLAS 0.3.21 (Debian 12) picks its kernel and its split of the work from
+// the whole call's shape, and (it appears) rows in a call's last few, fewer
+// than the kernel's unroll, go through tail kernels that sum in another order.
+// Measured (tests/unit/layers_test.cpp, "a product row does not depend on the
+// rows beside it", with one call per product): with K = 512, N = 128 (the
+// feed-forward W_out of the default model) a row alone differed from the
+// same row among 16 or more, and with op(B) = B^T (the classifier) the
+// pattern was irregular, so a phrase's last digits depended on the phrases
+// that shared its batch, its thread and its process.
+//
+// So every call has a multiple of kRowBlock rows: the whole blocks of a
+// product (of a thread's share) in one call, the last rows padded with zero
+// rows to a block of their own, with the caller's leading dimensions. Each
+// row then goes through the same kernel path whatever its neighbours. The
+// test above checks it for the default model's shapes and for small ones
+// that cross OpenBLAS's small-matrix threshold between one block and many,
+// at 1 and 2 threads, on the machine that runs CI (on this 2-core AMD EPYC,
+// OpenBLAS's COOPERLAKE kernels; the Intel Xeon before it agreed too).
+// Calls of exactly one block each would not need the second condition, but
+// they repack the weights for every 64 rows: `score` was 12% slower, against
+// within 2% for this (README, "Records"). Smaller blocks (16, 32) let a
+// row's bits depend on its place for small N and K.
+constexpr int kRowBlock = 64;
+
+void sgemm(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
+           const float* B, int ldb, float* C, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_B, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C,
+              ldc);
+}
+
+// Rows [begin, end) of C = A op(B), end <= M, begin a multiple of kRowBlock:
+// the whole blocks in one call, the last rows padded to a block of their own.
+void gemm_blocks(CBLAS_TRANSPOSE transpose_B, int begin, int end, int N, int K, const float* A,
+                 int lda, const float* B, int ldb, float* C, int ldc) {
+  const int whole = (end - begin) / kRowBlock * kRowBlock;
+  if (whole > 0) {
+    sgemm(transpose_B, whole, N, K, A + area(begin, lda), lda, B, ldb, C + area(begin, ldc), ldc);
+  }
+  const int r = begin + whole, m = end - r;
+  if (m == 0) return;
+  thread_local std::vector<float> A_pad, C_pad;
+  A_pad.resize(area(kRowBlock, lda));
+  C_pad.resize(area(kRowBlock, ldc));
+  std::copy_n(A + area(r, lda), area(m - 1, lda) + static_cast<size_t>(K), A_pad.data());
+  std::fill(A_pad.begin() + static_cast<std::ptrdiff_t>(area(m, lda)), A_pad.end(), 0.0f);
+  sgemm(transpose_B, kRowBlock, N, K, A_pad.data(), lda, B, ldb, C_pad.data(), ldc);
+  for (int i = 0; i < m; ++i) {
+    std::copy_n(C_pad.data() + area(i, ldc), N, C + area(r + i, ldc));
+  }
+}
+
+// C[M, N] = A[M, K] op(B). Under Threading::kBlas (training) one OpenBLAS
+// call on OpenBLAS's threads; otherwise calls of kRowBlock rows, shared by
+// the OpenMP threads when there is enough work.
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                const float* B, int ldb, float* C, int ldc) {
+  if (!fixed_row_blocks()) {
+    sgemm(transpose_B, M, N, K, A, lda, B, ldb, C, ldc);
+    return;
+  }
+  const int blocks = (M + kRowBlock - 1) / kRowBlock;
   const double work = static_cast<double>(M) * N * K;
-  if (!rows_split() || M < 32 || work < kParallelProduct || omp_in_parallel()) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_B, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C,
-                ldc);
+  if (!rows_split() || blocks < 2 || work < kParallelProduct || omp_in_parallel()) {
+    gemm_blocks(transpose_B, 0, M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
 #pragma omp parallel
   {
     const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    const int begin = M * id / count, end = M * (id + 1) / count;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_B, end - begin, N, K, 1.0f,
-                A + area(begin, lda), lda, B, ldb, 0.0f, C + area(begin, ldc), ldc);
+    const int begin = blocks * id / count * kRowBlock;
+    const int end = std::min(M, blocks * (id + 1) / count * kRowBlock);
+    if (begin < end) gemm_blocks(transpose_B, begin, end, N, K, A, lda, B, ldb, C, ldc);
   }
 }
 
@@ -116,12 +161,6 @@ void matmul_forward(float* out, const float* in, const float* W, const float* b,
     float* row = out + area(t, ld_out);
     for (int j = 0; j < n; ++j) row[j] += b[j];
   }
-}
-
-void matvec_forward(float* out, const float* M, const float* x, const float* b, int n, int m) {
-  cblas_sgemv(CblasRowMajor, CblasNoTrans, n, m, 1.0f, M, m, x, 1, 0.0f, out, 1);
-  if (b == nullptr) return;
-  for (int i = 0; i < n; ++i) out[i] += b[i];
 }
 
 void embedding_forward(float* X, const float* E, const int* ids, int T, int d) {

@@ -26,9 +26,6 @@ constexpr size_t kParallelAttention = 1 << 14;
 void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
                     int n, int ld_out = 0);
 
-// out[n] = M[n, m] x[m] (+ b[n])  -- the classifier on one context vector
-void matvec_forward(float* out, const float* M, const float* x, const float* b, int n, int m);
-
 // X[T, d] = E[ids[t]] for each t
 void embedding_forward(float* X, const float* E, const int* ids, int T, int d);
 
@@ -78,7 +75,7 @@ void residual_forward(float* out, const float* X, const float* O, size_t n);
 void accumulate(float* y, const float* x, size_t n);
 
 // logits[N, V] = Z[N, d] C[V, d]^T (+ c[V] on every row): the classifier on N
-// context vectors at once (training and evaluation).
+// context vectors at once.
 void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
                         int V);
 

@@ -60,7 +60,7 @@ class Predictor {
   Prediction predict(Encoded input, int k, bool with_attention = false);
   // Several phrases in one forward pass (one matrix product per projection
   // over all their tokens); the predictions come back in input order and
-  // equal those of predicting each phrase alone.
+  // equal, bit for bit, those of predicting each phrase alone.
   std::vector<Prediction> predict(std::vector<Encoded> inputs, int k, bool with_attention = false);
 
   // The forward pass alone: the next-word logits of `input`, one per

@@ -3,6 +3,7 @@
 
     python3 tests/bench/compare_builds.py OLD_NEXTWORD NEW_NEXTWORD
         [--model data/default] [--threads 2] [--phrases 2000] [--rounds 5] [--json OUT]
+        [--score TEXT_FILE]
 
 For a redesign that must not change speed (issue 12): both binaries read the
 same model and phrases, and every figure is taken in alternating rounds
@@ -12,6 +13,7 @@ alike. Reported, each as old, new and new/old of the medians:
   - `nextword --version` as a process (start-up alone);
   - one phrase as a process (start, load, predict, print);
   - a stream of phrases through stdin (whole process), tokens/s;
+  - with --score, `score -f tsv` of a text file (whole process), words/s;
   - `nextword bench`: model load, the JSON loader, and the latency of each
     batch size x phrase length;
   - peak memory (max RSS) predicting the stream.
@@ -51,6 +53,7 @@ def main():
     parser.add_argument("--phrases", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--score", help="also time `score` of this text file")
     args = parser.parse_args()
     builds = {"old": os.path.abspath(args.old), "new": os.path.abspath(args.new)}
     model, n = os.path.abspath(args.model), str(args.threads)
@@ -77,6 +80,11 @@ def main():
             add(name, "stream tokens/s", tokens / seconds)
             for figure, value in bench(nw, model, n).items():
                 add(name, figure, value)
+            if args.score:
+                seconds, out, _ = timed([nw, "score", "-m", model, "-f", "tsv", "-q", "-t", n],
+                                        os.path.abspath(args.score))
+                words = sum(int(line.split("\t")[3]) for line in out.splitlines() if line)
+                add(name, "score words/s", words / seconds)
     if outputs["old"] != outputs["new"]:
         sys.exit("the two builds predict differently on the stream")
     for name, nw in builds.items():

@@ -3,8 +3,12 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
+
+#include "base/threading.h"
 
 using namespace nextword;
 
@@ -162,7 +166,7 @@ TEST_CASE("embedding lookup and the classifier", "[math]") {
   // logits = C z + c
   const std::vector<float> z = {1, -1}, c = {0.5f, 0, 0};
   std::vector<float> logits(3);
-  matvec_forward(logits.data(), E.data(), z.data(), c.data(), 3, 2);
+  classifier_forward(logits.data(), z.data(), E.data(), c.data(), 1, 2, 3);
   CHECK(logits == std::vector<float>{0.5f, -1, -1});
 }
 
@@ -199,4 +203,63 @@ TEST_CASE("layernorm, GELU and log-sum-exp stay finite for extreme inputs", "[ma
   CHECK(log_sum_exp(logits.data(), 3) == Approx(static_cast<double>(big) + std::log(2.0)));
   const std::vector<float> tiny = {-1e30f, -1e30f};
   CHECK(log_sum_exp(tiny.data(), 2) == Approx(-1e30 + std::log(2.0)));
+}
+
+// Issue 15: a row's product must be the same bits whatever rows share the
+// call (a phrase alone, in a batch of 7 or 64, split over threads).
+TEST_CASE("a product row does not depend on the rows beside it", "[math]") {
+  struct Shape {
+    bool classifier;  // logits = Z C^T (op(B) = B^T), else out = in W
+    int n, k;
+  };
+  // The default model's products (d 128, d_ff 512, vocabulary 4096) and
+  // small, odd ones where OpenBLAS picks other kernels: some change kernel
+  // between a block alone and many blocks in one call.
+  const std::vector<Shape> shapes = {
+      {false, 384, 128}, {false, 128, 128}, {false, 512, 128}, {false, 128, 512}, {false, 8, 8},
+      {false, 5, 3},     {false, 48, 24},   {false, 64, 64},   {false, 200, 96},  {true, 4096, 128},
+      {true, 37, 8},     {true, 1000, 64},  {true, 100, 100},  {true, 24, 48}};
+  std::mt19937 rng(15);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int M = 1100;  // many whole blocks and a partial one
+  for (const int threads : {1, 2}) {
+    set_threading(Threading::kRows, threads);
+    for (const Shape& shape : shapes) {
+      INFO("threads " << threads << ", n " << shape.n << ", k " << shape.k
+                      << (shape.classifier ? ", classifier" : ""));
+      std::vector<float> in(area(M, shape.k)), W(area(shape.k, shape.n));
+      for (float& x : in) x = normal(rng);
+      for (float& x : W) x = normal(rng);
+      auto product = [&](int first, int rows) {
+        std::vector<float> out(area(rows, shape.n));
+        const float* rows_in = in.data() + area(first, shape.k);
+        if (shape.classifier) {
+          classifier_forward(out.data(), rows_in, W.data(), nullptr, rows, shape.k, shape.n);
+        } else {
+          matmul_forward(out.data(), rows_in, W.data(), nullptr, rows, shape.k, shape.n);
+        }
+        return out;
+      };
+      const std::vector<float> all = product(0, M);
+      for (const auto& [first, rows] : std::vector<std::pair<int, int>>{{0, 1},
+                                                                        {63, 1},
+                                                                        {64, 1},
+                                                                        {1099, 1},
+                                                                        {3, 7},
+                                                                        {60, 7},
+                                                                        {1093, 7},
+                                                                        {5, 64},
+                                                                        {70, 80},
+                                                                        {1, 128},
+                                                                        {7, 640},
+                                                                        {1, 1099},
+                                                                        {100, 1000}}) {
+        const std::vector<float> part = product(first, rows);
+        INFO("rows " << first << " to " << first + rows);
+        CHECK(std::memcmp(part.data(), all.data() + area(first, shape.n),
+                          part.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+  set_threading(Threading::kRows, 1);
 }
