@@ -46,6 +46,14 @@ else()
 endif()
 add_library(nextword::openmp ALIAS nextword_openmp)
 
+# Open MPI (libopenmpi-dev; mpirun from openmpi-bin) for data-parallel
+# training, only with -DNEXTWORD_MPI=ON. Its C API is used from C++, so the
+# header of the deprecated C++ bindings is skipped.
+if(NEXTWORD_MPI)
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
+
 # ncurses' terminfo layer (libncurses-dev), for `nextword type`: the
 # terminal's own strings for moving the cursor, clearing a line and naming
 # the keys. FindCurses gives variables only; an interface target carries them.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs (.ci/run): install what is
 # missing, then two builds, each running the whole test suite:
-#   build/           g++, Release, warnings as errors;
+#   build/           g++, Release, warnings as errors, with data-parallel
+#                    training over MPI (-DNEXTWORD_MPI=ON);
 #   build-sanitize/  clang with AddressSanitizer and UndefinedBehaviorSanitizer
 #                    (any report fails the test that triggered it), plus the
 #                    libFuzzer targets, each run for NEXTWORD_FUZZ_SECONDS
@@ -10,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cmake/install-deps.sh --test
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNEXTWORD_WERROR=ON \
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNEXTWORD_WERROR=ON -DNEXTWORD_MPI=ON \
   -DNEXTWORD_REQUIRE_TORCH=ON -DNEXTWORD_REQUIRE_BROWSER=ON -DBUILD_TESTING=ON >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -1,12 +1,16 @@
 // nextword train: options in, a trained model directory out.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "train/data_parallel.h"
 #include "train/trainer.h"
 
 namespace nextword::cli {
@@ -14,9 +18,10 @@ namespace {
 
 volatile std::sig_atomic_t interrupted = 0;
 
-void on_interrupt(int) {
+// Ctrl-C, or SIGTERM (what mpirun, kill and batch systems send).
+void on_interrupt(int signal) {
   interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once
+  std::signal(signal, SIG_DFL);  // a second one stops at once
 }
 
 struct TrainCommand {
@@ -141,7 +146,34 @@ struct TrainCommand {
     o.threads = threads;
   }
 
+  // Under mpirun an error on one rank must end the job (the others would wait
+  // for it at the next step forever), with its exit code. Every rank usually
+  // meets the same error (same options, corpus and checkpoint): rank 0 says
+  // it, and another rank says its own only if rank 0 has not ended the job
+  // within a moment, so the user reads one line either way.
   int run() {
+    if (data_parallel::ranks() == 1) return train_and_report();
+    int code = static_cast<int>(ExitCode::kFailure);
+    std::string message;
+    try {
+      code = train_and_report();
+      data_parallel::finalize();
+      return code;
+    } catch (const Error& e) {
+      code = static_cast<int>(e.code());
+      message = e.message();
+    } catch (const std::bad_alloc&) {
+      message = "out of memory";
+    } catch (const std::exception& e) {
+      message = std::string("internal error: ") + e.what();
+    }
+    if (data_parallel::rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+    report(message);
+    data_parallel::abort(code);
+  }
+
+  int train_and_report() {
+    const bool primary = data_parallel::rank() == 0;  // the only rank that prints
     Progress progress;
     TrainHooks hooks;
     hooks.on_start = [&](const std::string& line) { progress.message(line); };
@@ -169,6 +201,7 @@ struct TrainCommand {
     };
     hooks.should_stop = [] { return interrupted != 0; };
     std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
 
     TrainSummary s;
     std::string dir = resume;
@@ -185,6 +218,7 @@ struct TrainCommand {
       s = train(o, hooks);
     }
     progress.finish();
+    if (!primary) return s.stopped ? kInterrupted : 0;
     if (s.stopped) {
       progress.message("interrupted at step " + std::to_string(s.steps_done) +
                        "; saved; continue with: nextword train --resume " + dir);

@@ -86,6 +86,7 @@ void save_checkpoint(const RunRecord& r, const Model& model, const std::vector<f
   j["elapsed_seconds"] = r.elapsed_seconds;
   j["options"] = options_to_json(r.options);
   j["corpus_bytes"] = r.corpus_bytes;
+  j["ranks"] = r.ranks;
   j["vocab"] = model.vocab.words();
   j["params"] =
       b64_of(model.weights.values(), static_cast<size_t>(model.weights.parameter_count()));
@@ -113,6 +114,7 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
     record.step = json_.at("step").get<int>();
     record.elapsed_seconds = json_.at("elapsed_seconds").get<double>();
     record.corpus_bytes = json_.at("corpus_bytes").get<std::vector<int64_t>>();
+    record.ranks = json_.value("ranks", 1);  // written before data-parallel training: one process
     vocab = json_.at("vocab").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
     throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());

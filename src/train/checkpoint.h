@@ -23,6 +23,7 @@ struct RunRecord {
   int step = 0;                       // steps done
   double elapsed_seconds = 0;         // of training, over every process of the run
   std::vector<int64_t> corpus_bytes;  // per corpus file: a changed file cannot be resumed
+  int ranks = 1;                      // processes of the run (mpirun -np); 1 in older files
 };
 
 // vocab.json and weights.json; and weights.safetensors when the directory
@@ -43,6 +44,8 @@ class Checkpoint {
 
   RunRecord record;  // options.out_dir is `dir`
   std::vector<std::string> vocab;
+
+  const std::string& file() const { return file_; }  // DIR/checkpoint.json
 
   // Copies tensor `field` ("params", "adam_m" or "adam_v") into out[n];
   // model_error unless it holds n float32 values.

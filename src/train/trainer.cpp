@@ -13,6 +13,7 @@
 #include "model/model_writer.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
+#include "train/data_parallel.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
 
@@ -36,6 +37,10 @@ void check_options(const TrainOptions& o) {
   require(c.n_layers >= 0 && c.d_ff >= 0, "train: --layers and --d-ff must not be negative");
   require(c.max_len >= 1, "train: --context must be at least 1");
   require(o.batch >= 1, "train: --batch must be at least 1");
+  const int ranks = data_parallel::ranks();
+  require(o.batch % ranks == 0, "train: --batch " + std::to_string(o.batch) +
+                                    " does not split evenly over the " + std::to_string(ranks) +
+                                    " ranks of mpirun");
   require(o.steps >= 1, "train: --steps must be at least 1");
   require(o.warmup >= 0, "train: --warmup must not be negative");
   require(o.lr > 0 && o.min_lr >= 0 && o.min_lr <= o.lr,
@@ -129,17 +134,21 @@ void load_data(Run& run, const std::vector<Document>& documents) {
   }
 }
 
-// Step s's batch: B windows of T+1 tokens at random places in the training stream.
-void sample_batch(const Run& run, int step, std::vector<int>& inputs, std::vector<int>& targets) {
-  const int B = run.options.batch, T = run.options.model.max_len;
+// Windows [first, first + count) of step s's batch: the batch is B windows of
+// T+1 tokens at random places in the training stream, the same on every rank,
+// and each rank takes its share.
+void sample_batch(const Run& run, int step, int first, int count, std::vector<int>& inputs,
+                  std::vector<int>& targets) {
+  const int T = run.options.model.max_len;
   const auto& train = run.data.train;
   const uint64_t starts = train.size() - static_cast<size_t>(T);  // start + T < size
-  inputs.resize(static_cast<size_t>(B) * T);
+  inputs.resize(static_cast<size_t>(count) * T);
   targets.resize(inputs.size());
-  for (int b = 0; b < B; ++b) {
-    const size_t start = random_bits(run.options.seed, RandomStream::kWindows,
-                                     static_cast<uint64_t>(step), static_cast<uint64_t>(b)) %
-                         starts;
+  for (int b = 0; b < count; ++b) {
+    const size_t start =
+        random_bits(run.options.seed, RandomStream::kWindows, static_cast<uint64_t>(step),
+                    static_cast<uint64_t>(first + b)) %
+        starts;
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start), T,
                 inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start) + 1, T,
@@ -176,15 +185,23 @@ std::optional<double> validation_loss(Run& run) {
   return total / static_cast<double>(windows);
 }
 
+// 0 threads: every core for one process; one thread per rank under mpirun,
+// which may start several ranks on one machine.
 void set_threads(int threads) {
-  set_threading(Threading::kBlas, threads > 0 ? threads : available_cores());
+  const int automatic = data_parallel::ranks() > 1 ? 1 : available_cores();
+  set_threading(Threading::kBlas, threads > 0 ? threads : automatic);
 }
 
 TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   const TrainOptions& o = run.options;
   const Config& c = run.model.config;
-  std::filesystem::create_directories(o.out_dir);
-  remove_stale_temporaries(o.out_dir);
+  // Rank 0 alone reports, validates and writes files; every rank trains.
+  const bool primary = data_parallel::rank() == 0;
+  const int ranks = data_parallel::ranks(), share = o.batch / ranks;
+  if (primary) {
+    std::filesystem::create_directories(o.out_dir);
+    remove_stale_temporaries(o.out_dir);
+  }
   TrainSummary summary;
   summary.parameters = run.model.weights.parameter_count();
   summary.vocab_size = c.vocab_size;
@@ -194,7 +211,7 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   summary.unknown_rate = run.data.words > 0 ? static_cast<double>(run.data.unknown) /
                                                   static_cast<double>(run.data.words)
                                             : 0;
-  if (hooks.on_start) {
+  if (primary && hooks.on_start) {
     std::ostringstream line;
     line << "training " << summary.parameters << " parameters (vocabulary " << c.vocab_size
          << ", d_model " << c.d_model << ", " << c.n_layers << " layers, " << c.n_heads
@@ -202,7 +219,7 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
          << summary.documents << " documents, " << summary.val_tokens << " held out for validation";
     hooks.on_start(line.str());
   }
-  if (run.step == 0) {  // the vocabulary at once, and every word seen with its count
+  if (primary && run.step == 0) {  // the vocabulary at once, and every word seen with its count
     save_trained_model(run.model);
     if (run.lexicon) {
       write_file_atomically((std::filesystem::path(o.out_dir) / "lexicon.tsv").string(),
@@ -234,32 +251,41 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
     p.tokens_per_second = seconds > 0 ? (run.step - start_step) * tokens_per_step / seconds : 0;
     p.eta_seconds =
         run.step > start_step ? seconds / (run.step - start_step) * (o.steps - run.step) : 0;
-    if (hooks.on_progress) hooks.on_progress(p);
+    if (primary && hooks.on_progress) hooks.on_progress(p);
     loss_sum = 0;
     loss_count = 0;
   };
 
   while (run.step < o.steps) {
     const int step = run.step;
-    sample_batch(run, step, inputs, targets);
-    last_loss = train_step(
-        run.model, *run.training, o, step, inputs.data(), targets.data(), o.batch, c.max_len,
-        random_bits(o.seed, RandomStream::kDropout, static_cast<uint64_t>(step), 0));
-    grad_norm = run.training->grad_norm;
+    TrainingState& training = *run.training;
+    sample_batch(run, step, data_parallel::rank() * share, share, inputs, targets);
+    // Each rank's masks of its own; rank 0's are those of a run without mpirun.
+    const uint64_t dropout_seed =
+        random_bits(o.seed, RandomStream::kDropout, static_cast<uint64_t>(step),
+                    static_cast<uint64_t>(data_parallel::rank()));
+    const double loss = training.gradients(run.model, o, inputs.data(), targets.data(), share,
+                                           c.max_len, dropout_seed);
+    // A signal on any rank stops every rank after this same step.
+    const StepTotals totals = training.exchange(loss, hooks.should_stop && hooks.should_stop());
+    grad_norm = training.update(run.model.weights, o, step);
+    last_loss = totals.loss;
     run.step = step + 1;
     loss_sum += last_loss;
     ++loss_count;
 
     const bool last = run.step == o.steps;
-    const bool stopping = !last && hooks.should_stop && hooks.should_stop();
+    const bool stopping = !last && totals.stop;
     const bool evaluate = last || (o.eval_every > 0 && run.step % o.eval_every == 0);
-    if (evaluate) val_loss = validation_loss(run);
+    if (primary && evaluate) val_loss = validation_loss(run);
     if (evaluate || last || stopping || (o.log_every > 0 && run.step % o.log_every == 0)) {
       report(evaluate);
     }
-    if (last || stopping || (o.checkpoint_every > 0 && run.step % o.checkpoint_every == 0)) {
-      const RunRecord record{o, run.step, run.elapsed + seconds_since_start(), run.corpus_bytes};
-      save_checkpoint(record, run.model, run.training->m, run.training->v);
+    if (primary &&
+        (last || stopping || (o.checkpoint_every > 0 && run.step % o.checkpoint_every == 0))) {
+      const RunRecord record{o, run.step, run.elapsed + seconds_since_start(), run.corpus_bytes,
+                             ranks};
+      save_checkpoint(record, run.model, training.m, training.v);
     }
     if (stopping) {
       summary.stopped = true;
@@ -277,9 +303,13 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
 
 }  // namespace
 
+// The floats after the gradients in TrainingState::grads.
+constexpr size_t kLossSlot = 0, kStopSlot = 1, kExchangedScalars = 2;
+
 TrainingState::TrainingState(const Weights& weights) {
   const auto n = static_cast<size_t>(weights.parameter_count());
-  grads.assign(n, 0.0f);
+  parameters = n;
+  grads.assign(n + kExchangedScalars, 0.0f);
   m.assign(n, 0.0f);
   v.assign(n, 0.0f);
   for (const TensorSpec& spec : weights.tensors()) {
@@ -288,11 +318,34 @@ TrainingState::TrainingState(const Weights& weights) {
   }
 }
 
+double TrainingState::gradients(Model& model, const TrainOptions& o, const int* inputs,
+                                const int* targets, int B, int T, uint64_t dropout_seed) {
+  forward(model, activations, inputs, B, T, Dropout{o.dropout, dropout_seed});
+  const double loss = loss_forward_backward(activations, targets, model.config.vocab_size);
+  std::fill(grads.begin(), grads.end(), 0.0f);
+  backward(model, activations, grad_state, grads.data());
+  return loss;
+}
+
+StepTotals TrainingState::exchange(double loss, bool stop) {
+  const int ranks = data_parallel::ranks();
+  if (ranks == 1) return {loss, stop};  // nothing to exchange: no rounding of the loss either
+  float* scalars = grads.data() + parameters;
+  scalars[kLossSlot] = static_cast<float>(loss);
+  scalars[kStopSlot] = stop ? 1.0f : 0.0f;
+  data_parallel::allreduce_sum(grads.data(), grads.size());
+  // Each rank's gradient is of the mean over its B/R windows: their mean is
+  // the gradient of the mean over all B.
+  const float mean = 1.0f / static_cast<float>(ranks);
+  for (size_t i = 0; i < parameters; ++i) grads[i] *= mean;
+  return {scalars[kLossSlot] / ranks, scalars[kStopSlot] > 0};
+}
+
 double TrainingState::update(Weights& w, const TrainOptions& o, int s) {
-  grad_norm = gradient_norm(grads.data(), grads.size());
+  grad_norm = gradient_norm(grads.data(), parameters);
   if (o.clip > 0 && grad_norm > o.clip) {
     const auto scale = static_cast<float>(o.clip / grad_norm);
-    for (float& g : grads) g *= scale;
+    std::for_each_n(grads.begin(), parameters, [scale](float& g) { g *= scale; });
   }
   const auto lr = static_cast<float>(learning_rate(o, s));
   size_t offset = 0;
@@ -307,12 +360,10 @@ double TrainingState::update(Weights& w, const TrainOptions& o, int s) {
 
 double train_step(Model& model, TrainingState& training, const TrainOptions& o, int s,
                   const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed) {
-  forward(model, training.activations, inputs, B, T, Dropout{o.dropout, dropout_seed});
-  const double loss = loss_forward_backward(training.activations, targets, model.config.vocab_size);
-  std::fill(training.grads.begin(), training.grads.end(), 0.0f);
-  backward(model, training.activations, training.grad_state, training.grads.data());
+  const double loss = training.gradients(model, o, inputs, targets, B, T, dropout_seed);
+  const StepTotals totals = training.exchange(loss, false);
   training.update(model.weights, o, s);
-  return loss;
+  return totals.loss;
 }
 
 double learning_rate(const TrainOptions& o, int step) {
@@ -344,6 +395,13 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                              std::optional<int> threads) {
   const Checkpoint checkpoint(dir);
+  // Another count of ranks would split the batches, and draw dropout masks,
+  // otherwise than the run did.
+  if (checkpoint.record.ranks != data_parallel::ranks()) {
+    throw usage_error(checkpoint.file() + ": ranks: saved by " +
+                      std::to_string(checkpoint.record.ranks) + " ranks, resumed with " +
+                      std::to_string(data_parallel::ranks()));
+  }
   Run run;
   run.options = checkpoint.record.options;
   if (threads) run.options.threads = *threads;

@@ -6,6 +6,10 @@
 // the dropout masks of step s) is a pure function of (seed, step, index), so a
 // run is reproducible at a given thread count and a resumed run continues
 // exactly where the checkpoint stopped.
+//
+// Under `mpirun -np R` (data_parallel.h) every rank takes B/R windows of each
+// step's batch; the gradients are summed over the ranks and every rank takes
+// the same update, so the weights are those of one process on the whole batch.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +33,7 @@ struct TrainOptions {
   int vocab_size = 4096;            // largest vocabulary, <unk> and <bos> included
   bool attention_bias = false;      // train the optional b_q, b_k, b_v, b_o
   bool classifier_bias = false;     // train the optional classifier_bias
-  int batch = 32;                   // windows per step
+  int batch = 32;                   // windows per step, over every rank
   int steps = 2000;
   int warmup = 100;           // steps of linear warmup
   float lr = 2e-3f;           // peak learning rate
@@ -44,7 +48,7 @@ struct TrainOptions {
   int log_every = 10;
   int checkpoint_every = 500;  // 0: only at the end
   uint64_t seed = 1;
-  int threads = 0;  // 0: every core
+  int threads = 0;  // 0: every core (one per rank under mpirun)
 };
 
 // What the trainer reports as it goes.
@@ -73,10 +77,17 @@ struct TrainSummary {
   double tokens_per_second = 0;
 };
 
+// Called on rank 0 only under mpirun (the other ranks print nothing).
 struct TrainHooks {
   std::function<void(const std::string&)> on_start;  // one line about the data and model
   std::function<void(const TrainProgress&)> on_progress;
-  std::function<bool()> should_stop;  // checked after every step (Ctrl-C)
+  std::function<bool()> should_stop;  // checked at every step (Ctrl-C), on every rank
+};
+
+// What the ranks agree on at the end of a step's exchange.
+struct StepTotals {
+  double loss = 0;    // mean over every rank's windows
+  bool stop = false;  // some rank was asked to stop
 };
 
 // Everything training keeps from step to step besides the weights: the
@@ -84,20 +95,36 @@ struct TrainHooks {
 // step's activations and gradient buffers, and validation's scratch.
 struct TrainingState {
   explicit TrainingState(const Weights& weights);
-  std::vector<float> grads, m, v;
+  // The gradients of the `parameters` weights, then two more floats, the
+  // step's loss and stop flag: the one buffer the ranks sum at every step.
+  std::vector<float> grads;
+  std::vector<float> m, v;
+  size_t parameters = 0;
   std::vector<bool> decayed;  // per tensor: weight decay applies (matrices, see TensorRole)
   double grad_norm = 0;       // of the last update, before clipping
   Activations activations;    // the step's forward pass, kept for backward
   GradState grad_state;
   RunState validation;  // validation's forward passes (no dropout, nothing kept)
 
+  // Forward (with dropout), loss and backward on this rank's windows
+  // inputs/targets [B, T]: grads becomes d (their mean loss) / d weights.
+  // Returns that mean loss.
+  double gradients(Model& model, const TrainOptions& options, const int* inputs, const int* targets,
+                   int B, int T, uint64_t dropout_seed);
+
+  // The step's one collective (data_parallel::allreduce_sum): grads becomes
+  // the mean of every rank's, which is the gradient of the whole batch's mean
+  // loss, since every rank has as many windows; and the ranks learn the
+  // batch's loss and whether any of them was asked to stop.
+  StepTotals exchange(double loss, bool stop);
+
   // Clips the gradients to options.clip and applies AdamW with step s's
   // learning rate (s counted from 0). Returns the gradient norm before clipping.
   double update(Weights& weights, const TrainOptions& options, int s);
 };
 
-// One training step, as `train` runs it: forward (with dropout), loss,
-// backward and update on the batch inputs/targets [B, T]. Returns the loss.
+// One training step, as `train` runs it: gradients on the windows
+// inputs/targets [B, T], exchange, update. Returns the loss.
 double train_step(Model& model, TrainingState& training, const TrainOptions& options, int s,
                   const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed);
 
@@ -105,7 +132,7 @@ double train_step(Model& model, TrainingState& training, const TrainOptions& opt
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);
 
 // Continues the run whose checkpoint is in `dir`, with the options it was
-// started with (the corpus files must be unchanged).
+// started with (the corpus files must be unchanged, and the number of ranks).
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                              std::optional<int> threads);
 
