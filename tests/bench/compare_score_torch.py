@@ -61,7 +61,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-from compare_torch import machine  # noqa: E402  (one description of the machine)
+from compare_torch import load_average, machine, read_lines  # noqa: E402  (shared)
 REFERENCE_DIR = os.path.join(ROOT, "tests", "reference")
 TORCH_PYTHON = "/usr/bin/python3"
 DEFAULT_CORPUS = [os.path.normpath(os.path.join(ROOT, "..", "shared", "corpus",
@@ -199,19 +199,6 @@ def torch_worker(args):
 
 # ----------------------------------------------------------------- the driver
 
-def read_lines(paths, count, min_words):
-    lines = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                line = line.rstrip("\n")
-                if len(line.split()) >= min_words:
-                    lines.append(line)
-                    if len(lines) == count:
-                        return lines
-    return lines
-
-
 CPU_SECONDS = []  # user + system seconds of each run() child, in order
 
 
@@ -277,11 +264,6 @@ def compare(ours, theirs, tolerance):
         if abs(a[0] - b[0]) > tolerance or a[1:] != b[1:]:
             problems.append("line %d: nextword %r, torch %r" % (i + 1, a, b))
     return worst, problems
-
-
-def load_average():
-    with open("/proc/loadavg", encoding="utf-8") as f:
-        return [float(x) for x in f.read().split()[:3]]
 
 
 def main():

@@ -40,6 +40,24 @@ REFERENCE = os.path.join(HERE, "..", "reference", "nextword_ref.py")
 TORCH_PYTHON = "/usr/bin/python3"
 
 
+def read_lines(paths, count, min_words):
+    lines = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if len(line.split()) >= min_words:
+                    lines.append(line)
+                    if len(lines) == count:
+                        return lines
+    return lines
+
+
+def load_average():
+    with open("/proc/loadavg", encoding="utf-8") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
 def timed(command, stdin_path=None):
     """(wall seconds, stdout, stderr) of one run of `command`."""
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL

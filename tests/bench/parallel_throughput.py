@@ -40,28 +40,14 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT_CORPUS = ["/work/shared/corpus/gutenberg-grimm-household-tales-hunt.txt"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from compare_torch import load_average, read_lines  # noqa: E402  (shared with the other benches)
+DEFAULT_CORPUS = [os.path.normpath(os.path.join(ROOT, "..", "shared", "corpus",
+                                                 "gutenberg-grimm-household-tales-hunt.txt"))]
 COMMANDS = {"predict": ["predict", "-f", "tsv", "-q"], "score": ["score", "-f", "tsv", "-q"]}
 WAYS = ["process -t 1", "process -t 2", "parallel -j1", "parallel -j2"]
-
-
-def read_lines(paths, count, min_words):
-    lines = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                line = line.rstrip("\n")
-                if len(line.split()) >= min_words:
-                    lines.append(line)
-                    if len(lines) == count:
-                        return lines
-    return lines
-
-
-def load_average():
-    with open("/proc/loadavg", encoding="utf-8") as f:
-        return [float(x) for x in f.read().split()[:3]]
 
 
 def command_line(nextword, model, command, way, path, block):
