@@ -4,11 +4,15 @@ predict, complete, score and attention is byte-identical whatever --batch,
 --threads and the way the input is cut into processes, on the default model
 and on small models of other shapes (where OpenBLAS picks other kernels).
 
-    python3 tests/cli/split_test.py build/nextword data
+    python3 tests/cli/split_test.py build/nextword data [--quick]
+
+--quick (the sanitizer build, whose binary runs 5 times slower): one fixture
+model instead of three, half the lines.
 """
 import json
 import os
 import random
+import sys
 import tempfile
 import unittest
 
@@ -16,6 +20,7 @@ import cli_common
 from cli_common import run
 
 NEXTWORD = DATA = None  # set by cli_common.main
+QUICK = False  # --quick
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "parity")
 
 # The way each command prints its scores in full (shortest round-trip floats).
@@ -57,7 +62,7 @@ class SplitTest(unittest.TestCase):
         """(name, model arguments, vocab.json) of every model tried."""
         found = [("default", ["-m", os.path.join(DATA, "default")],
                   os.path.join(DATA, "default", "vocab.json"))]
-        for name in sorted(os.listdir(FIXTURES))[1:4]:
+        for name in sorted(os.listdir(FIXTURES))[1:2 if QUICK else 4]:
             folder = os.path.join(FIXTURES, name)
             found.append((name, ["-m", folder], os.path.join(folder, "vocab.json")))
         return found
@@ -70,7 +75,8 @@ class SplitTest(unittest.TestCase):
 
     def test_batches_and_threads(self):
         for name, model, vocab in self.models():
-            text = random_lines(vocab, 160 if name == "default" else 80, seed=len(name))
+            count = 160 if name == "default" else 80
+            text = random_lines(vocab, count // 2 if QUICK else count, seed=len(name))
             for command, args in COMMANDS.items():
                 with self.subTest(model=name, command=command):
                     reference = None
@@ -118,4 +124,7 @@ class SplitTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    if "--quick" in sys.argv:
+        sys.argv.remove("--quick")
+        QUICK = True
     cli_common.main(__import__(__name__))
