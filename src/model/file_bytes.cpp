@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -17,6 +18,23 @@ Error open_error(const std::string& path, const char* what) {
   return model_error(path, "", std::string(what) + ": " + std::strerror(errno));
 }
 
+Error too_large(const std::string& path, const FileLimits& limits) {
+  return model_error(path, "",
+                     "larger than " + std::to_string(limits.most_bytes >> 20) + " MiB, the most " +
+                         limits.kind + " may hold");
+}
+
+// What a pipe or a device may bring: its limit, or half the memory free when
+// reading starts, whichever is smaller, so that an endless one is refused
+// before the system runs out of memory.
+size_t pipe_limit(const FileLimits& limits) {
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return limits.most_bytes;
+  return std::min(limits.most_bytes, static_cast<size_t>(pages) * static_cast<size_t>(page) / 2);
+}
+
+constexpr size_t kStartBytes = size_t{1} << 16;
+
 // Closes the descriptor whatever happens.
 struct Descriptor {
   int fd;
@@ -27,13 +45,16 @@ struct Descriptor {
 
 }  // namespace
 
-std::shared_ptr<FileBytes> FileBytes::open(const std::string& path) {
+std::shared_ptr<FileBytes> FileBytes::open(const std::string& path, const FileLimits& limits) {
   std::shared_ptr<FileBytes> file(new FileBytes(path));
   const Descriptor d{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (d.fd < 0) throw open_error(path, "cannot open");
   struct stat info {};
   if (::fstat(d.fd, &info) != 0) throw open_error(path, "cannot read");
   if (S_ISDIR(info.st_mode)) throw model_error(path, "", "is a directory, expected a file");
+  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > limits.most_bytes) {
+    throw too_large(path, limits);
+  }
   if (S_ISREG(info.st_mode) && info.st_size > 0) {
     const auto size = static_cast<size_t>(info.st_size);
     void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, d.fd, 0);
@@ -44,18 +65,43 @@ std::shared_ptr<FileBytes> FileBytes::open(const std::string& path) {
       return file;
     }
   }
-  // Not mappable: read it all.
+  // Not mappable (a pipe, a device): read it, checking as it comes.
+  const size_t most = pipe_limit(limits);
+  bool started = limits.check_start == nullptr;
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(d.fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw open_error(path, "cannot read");
     if (n == 0) break;
+    if (file->copy_.size() + static_cast<size_t>(n) > most) {
+      if (most == limits.most_bytes) throw too_large(path, limits);
+      throw model_error(path, "",
+                        "larger than " + std::to_string(most >> 20) +
+                            " MiB, half the memory free, the most a pipe may bring");
+    }
     file->copy_.append(buffer, static_cast<size_t>(n));
+    if (!started && file->copy_.size() >= kStartBytes) {
+      limits.check_start(path, file->copy_);
+      started = true;
+    }
   }
+  if (!started) limits.check_start(path, file->copy_);
   file->data_ = file->copy_.data();
   file->size_ = file->copy_.size();
   return file;
+}
+
+void check_json_start(const std::string& path, std::string_view first, std::string_view openers) {
+  const size_t at = first.find_first_not_of(" \t\r\n");
+  if (at == std::string_view::npos) {
+    if (first.size() < kStartBytes) return;  // the parser will say
+    throw model_error(path, "", "not JSON: its first 64 KiB are blank");
+  }
+  if (openers.find(first[at]) == std::string_view::npos) {
+    throw model_error(path, "",
+                      "not JSON: byte " + std::to_string(at) + " cannot start a document here");
+  }
 }
 
 std::shared_ptr<FileBytes> FileBytes::from_bytes(const std::string& path, std::string bytes) {

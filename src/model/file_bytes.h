@@ -1,6 +1,12 @@
 // A model file's bytes, read-only: memory-mapped for regular files (so that
 // safetensors weights are used in place, never copied) and read into memory
-// otherwise (pipes, /dev/stdin).
+// otherwise (pipes, /dev/stdin, process substitution).
+//
+// Never more than the format allows: a file (or a device, or a pipe that
+// never ends) larger than its Limits is refused while it is read, and the
+// first bytes of a pipe are checked as soon as they come, so /dev/zero or
+// /dev/urandom given as a model is refused at once rather than read until
+// memory runs out.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +16,24 @@
 
 namespace nextword {
 
+struct FileLimits {
+  size_t most_bytes;  // refused above this (README, "Errors and exit codes")
+  const char* kind;   // what the file is, for the message ("a vocab.json")
+  // Called on the first bytes of a file that is not mapped (at least 64 KiB,
+  // or all of it when shorter), before the rest is read: throws model_error
+  // when they cannot start such a file. May be null.
+  void (*check_start)(const std::string& path, std::string_view first) = nullptr;
+};
+
+// First bytes of a JSON file: after any whitespace, one of `openers`
+// ("{" for weights.json, "[{" for vocab.json).
+void check_json_start(const std::string& path, std::string_view first, std::string_view openers);
+
 class FileBytes {
  public:
-  // Throws model_error naming `path` when it cannot be opened or read.
-  static std::shared_ptr<FileBytes> open(const std::string& path);
+  // Throws model_error naming `path` when it cannot be opened or read, or
+  // breaks `limits`.
+  static std::shared_ptr<FileBytes> open(const std::string& path, const FileLimits& limits);
   // Bytes already in memory, named `path` in messages (tests and fuzzers).
   static std::shared_ptr<FileBytes> from_bytes(const std::string& path, std::string bytes);
   ~FileBytes();

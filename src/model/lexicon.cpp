@@ -69,7 +69,8 @@ Lexicon parse_lexicon(const std::string& path, std::string_view text) {
 }
 
 Lexicon read_lexicon(const std::string& path) {
-  const std::shared_ptr<FileBytes> file = FileBytes::open(path);
+  const std::shared_ptr<FileBytes> file =
+      FileBytes::open(path, FileLimits{static_cast<size_t>(kMaxLexiconBytes), "a lexicon.tsv"});
   return parse_lexicon(path, file->text());
 }
 

@@ -10,6 +10,9 @@
 namespace nextword {
 namespace {
 
+// 2^24 words (the most a config allows) of a few bytes each fit in 256 MiB.
+constexpr size_t kMaxVocabBytes = size_t{256} << 20;
+
 using nlohmann::json;
 
 json parse_vocab_json(const FileBytes& file) {
@@ -20,8 +23,7 @@ json parse_vocab_json(const FileBytes& file) {
       throw model_error(file.path(), *word, "appears twice in the object (words must be unique)");
     }
   }
-  // 2^24 words (the most a config allows) of a few bytes each fit in 256 MiB.
-  return json_scan::parse_small(file.text(), file.path(), "", size_t{256} << 20);
+  return json_scan::parse_small(file.text(), file.path(), "", kMaxVocabBytes);
 }
 
 int special_id(const Vocabulary& vocab, const std::string& token, const std::string& vocab_file,
@@ -52,7 +54,11 @@ Model load_model(const ModelPaths& paths) {
   WeightsFile w = read_weights(paths.weights);
   w.weights.fuse_qkv(w.config);  // the values are final: predict with one QKV product
   const std::string& wf = paths.weights;
-  const std::shared_ptr<FileBytes> vocab_file = FileBytes::open(paths.vocab);
+  const auto vocab_start = [](const std::string& file, std::string_view first) {
+    check_json_start(file, first, "[{");
+  };
+  const std::shared_ptr<FileBytes> vocab_file =
+      FileBytes::open(paths.vocab, FileLimits{kMaxVocabBytes, "a vocab.json", vocab_start});
   Vocabulary vocab = read_vocabulary(*vocab_file);
   if (vocab.size() != w.config.vocab_size) {
     throw model_error(paths.vocab, "",

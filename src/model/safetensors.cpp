@@ -115,6 +115,19 @@ Entry read_entry(const json& tensor, const TensorSpec& spec, const std::string& 
 
 }  // namespace
 
+void check_safetensors_start(const std::string& path, std::string_view first) {
+  if (first.size() < 9) return;  // read_safetensors says what is wrong
+  uint64_t header_bytes = 0;
+  std::memcpy(&header_bytes, first.data(), 8);
+  if (header_bytes > kMaxHeaderBytes || first[8] != '{') {
+    throw model_error(path, "",
+                      "not safetensors: the first 8 bytes give a header of " +
+                          std::to_string(header_bytes) + " bytes" +
+                          (header_bytes > kMaxHeaderBytes ? " (at most 100,000,000)"
+                                                          : ", which does not start with {"));
+  }
+}
+
 WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
   const std::string& path = file->path();
   const size_t size = file->size();

@@ -7,9 +7,15 @@ WeightsFormat format_of_path(const std::string& path) {
 }
 
 WeightsFile read_weights(const std::string& path) {
-  std::shared_ptr<FileBytes> file = FileBytes::open(path);
-  if (format_of_path(path) == WeightsFormat::kSafetensors) return read_safetensors(file);
-  return read_weights_json(*file);
+  if (format_of_path(path) == WeightsFormat::kSafetensors) {
+    return read_safetensors(FileBytes::open(
+        path, FileLimits{kMaxWeightsBytes, "a safetensors file", check_safetensors_start}));
+  }
+  const auto json_start = [](const std::string& file, std::string_view first) {
+    check_json_start(file, first, "{");
+  };
+  return read_weights_json(
+      *FileBytes::open(path, FileLimits{kMaxWeightsBytes, "a weights.json", json_start}));
 }
 
 std::string encode_weights(const Config& config, const Weights& weights, WeightsFormat format) {

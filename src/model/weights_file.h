@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "model/config.h"
 #include "model/file_bytes.h"
@@ -24,6 +25,15 @@ enum class WeightsFormat { kJsonNumbers, kJsonBase64, kSafetensors };
 
 // weights.safetensors when the name ends in ".safetensors", else weights.json.
 WeightsFormat format_of_path(const std::string& path);
+
+// The largest weights file read, in any form: 16 GiB (a float32 model of
+// 4 billion parameters as safetensors; weights.json takes about 3 times the
+// bytes of its numbers).
+constexpr size_t kMaxWeightsBytes = size_t{16} << 30;
+
+// What the first bytes of a safetensors file that is not mapped must be: a
+// header length the format allows, then the header's "{".
+void check_safetensors_start(const std::string& path, std::string_view first);
 
 // Reads either form; throws model_error naming the file and field at fault.
 WeightsFile read_weights(const std::string& path);

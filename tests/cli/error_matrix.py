@@ -13,6 +13,7 @@ cases is printed at the end.
 import base64
 import json
 import os
+import shlex
 import shutil
 import struct
 import subprocess
@@ -408,6 +409,63 @@ def hostile_case(tmp):
     return 1, failures
 
 
+def endless_cases(tmp):
+    """Model files that never end or are enormous (issue 16): devices, pipes
+    and sparse files are refused within seconds, while they are read, each
+    with one line and exit 3; process substitution still works."""
+    d = os.path.join(DATA, "default")
+    vocab, weights = os.path.join(d, "vocab.json"), os.path.join(d, "weights.json")
+    noise = os.path.join(tmp, "noise.safetensors")
+    os.symlink("/dev/urandom", noise)
+    huge_weights, huge_vocab = os.path.join(tmp, "huge.json"), os.path.join(tmp, "hugevocab.json")
+    for path, size in ((huge_weights, 20 << 30), (huge_vocab, 1 << 30)):
+        with open(path, "wb") as f:
+            f.truncate(size)  # sparse: no disk used
+    q = shlex.quote
+    cases = [
+        ("weights /dev/zero", f"predict --vocab {q(vocab)} --weights /dev/zero x",
+         "nextword: /dev/zero: not JSON: byte 0 cannot start a document here"),
+        ("weights /dev/urandom", f"predict --vocab {q(vocab)} --weights /dev/urandom x",
+         "nextword: /dev/urandom: not JSON"),
+        ("vocab /dev/zero", f"predict --vocab /dev/zero --weights {q(weights)} x",
+         "nextword: /dev/zero: not JSON"),
+        ("safetensors of /dev/urandom", f"predict --vocab {q(vocab)} --weights {q(noise)} x",
+         "noise.safetensors: not safetensors: the first 8 bytes give a header of"),
+        ("endless blank pipe", f"predict --vocab {q(vocab)} --weights <(yes ' ') x",
+         "not JSON: its first 64 KiB are blank"),
+        ("sparse 20 GiB weights.json", f"predict --vocab {q(vocab)} --weights {q(huge_weights)} x",
+         "huge.json: larger than 16384 MiB, the most a weights.json may hold"),
+        ("sparse 1 GiB vocab.json", f"predict --vocab {q(huge_vocab)} --weights {q(weights)} x",
+         "hugevocab.json: larger than 256 MiB, the most a vocab.json may hold"),
+        ("lexicon /dev/zero", f"complete -m {q(d)} --lexicon /dev/zero",
+         "nextword: /dev/zero: larger than 256 MiB, the most a lexicon.tsv may hold"),
+    ]
+    failures = []
+    for name, args, message in cases:
+        try:
+            r = subprocess.run(["bash", "-c", f"exec {q(NEXTWORD)} {args} </dev/null"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=30, check=False)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{name}: still reading after 30 s")
+            continue
+        lines = r.stderr.splitlines()
+        if r.returncode != MODEL or r.stdout or len(lines) != 1 or message not in r.stderr:
+            failures.append(f"{name}: exit {r.returncode}, stdout {r.stdout[:80]!r}, "
+                            f"stderr {r.stderr.strip()[:300]!r}")
+    # Process substitution, a pipe of a real model, keeps working.
+    r = subprocess.run(["bash", "-c", f"{q(NEXTWORD)} predict --vocab <(cat {q(vocab)}) "
+                        f"--weights <(cat {q(weights)}) 'once upon a'"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                       check=False)
+    if r.returncode != 0 or not r.stdout.startswith("time "):
+        failures.append(f"process substitution: exit {r.returncode}, {r.stdout[:80]!r}, "
+                        f"{r.stderr.strip()[:200]!r}")
+    for path in (noise, huge_weights, huge_vocab):
+        os.remove(path)
+    return len(cases) + 1, failures
+
+
 def main():
     global NEXTWORD, DATA
     NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -431,7 +489,7 @@ def main():
                 problems.append("crashed")
             if problems:
                 failures.append("%s: %s\n    stderr: %s" % (case.name, "; ".join(problems), err.strip()))
-        for extra in (stream_cases, inspect_stream_cases, hostile_case):
+        for extra in (stream_cases, inspect_stream_cases, hostile_case, endless_cases):
             n, extra_failures = extra(tmp)
             count += n
             failures += extra_failures
