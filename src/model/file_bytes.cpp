@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "base/bounded_read.h"
 #include "base/error.h"
 
 namespace nextword {
@@ -22,15 +22,6 @@ Error too_large(const std::string& path, const FileLimits& limits) {
   return model_error(path, "",
                      "larger than " + std::to_string(limits.most_bytes >> 20) + " MiB, the most " +
                          limits.kind + " may hold");
-}
-
-// What a pipe or a device may bring: its limit, or half the memory free when
-// reading starts, whichever is smaller, so that an endless one is refused
-// before the system runs out of memory.
-size_t pipe_limit(const FileLimits& limits) {
-  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return limits.most_bytes;
-  return std::min(limits.most_bytes, static_cast<size_t>(pages) * static_cast<size_t>(page) / 2);
 }
 
 constexpr size_t kStartBytes = size_t{1} << 16;
@@ -66,25 +57,21 @@ std::shared_ptr<FileBytes> FileBytes::open(const std::string& path, const FileLi
     }
   }
   // Not mappable (a pipe, a device): read it, checking as it comes.
-  const size_t most = pipe_limit(limits);
+  const size_t most = pipe_limit(limits.most_bytes);
   bool started = limits.check_start == nullptr;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(d.fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw open_error(path, "cannot read");
-    if (n == 0) break;
-    if (file->copy_.size() + static_cast<size_t>(n) > most) {
-      if (most == limits.most_bytes) throw too_large(path, limits);
-      throw model_error(path, "",
-                        "larger than " + std::to_string(most >> 20) +
-                            " MiB, half the memory free, the most a pipe may bring");
-    }
-    file->copy_.append(buffer, static_cast<size_t>(n));
-    if (!started && file->copy_.size() >= kStartBytes) {
-      limits.check_start(path, file->copy_);
-      started = true;
-    }
+  const ReadEnd end =
+      read_bounded(d.fd, most, file->copy_, [&](const std::string& text, std::string_view) {
+        if (!started && text.size() >= kStartBytes) {
+          limits.check_start(path, text);
+          started = true;
+        }
+      });
+  if (end == ReadEnd::kFailed) throw open_error(path, "cannot read");
+  if (end == ReadEnd::kTooLarge && most == limits.most_bytes) throw too_large(path, limits);
+  if (end == ReadEnd::kTooLarge) {
+    throw model_error(path, "",
+                      "larger than " + std::to_string(most >> 20) +
+                          " MiB, half the memory free, the most a pipe may bring");
   }
   if (!started) limits.check_start(path, file->copy_);
   file->data_ = file->copy_.data();

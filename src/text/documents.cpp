@@ -1,5 +1,9 @@
 #include "text/documents.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -7,6 +11,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "base/bounded_read.h"
 #include "base/error.h"
 #include "text/tokenizer.h"
 
@@ -50,12 +55,43 @@ std::string read_text_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
-  return std::move(text).str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  const auto too_large = [&](size_t most, const char* what) {
+    return Error(ExitCode::kInput,
+                 path + ": larger than " + std::to_string(most >> 20) + " MiB, " + what);
+  };
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+      static_cast<uint64_t>(info.st_size) > kMaxTextBytes) {
+    throw too_large(kMaxTextBytes, "the most a text file may hold");
+  }
+  // A NUL byte is never text: /dev/zero, or a binary file given by mistake,
+  // is refused at its first one rather than read to the end.
+  std::string text;
+  const size_t most = S_ISREG(info.st_mode) ? kMaxTextBytes : pipe_limit(kMaxTextBytes);
+  const ReadEnd end =
+      read_bounded(fd, most, text, [&](const std::string& all, std::string_view fresh) {
+        const size_t at = fresh.find('\0');
+        if (at != std::string_view::npos) {
+          throw Error(ExitCode::kInput, path + ": byte " +
+                                            std::to_string(all.size() - fresh.size() + at) +
+                                            ": a NUL byte: not a text file");
+        }
+      });
+  if (end == ReadEnd::kFailed) {
+    throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
+  }
+  if (end == ReadEnd::kTooLarge) {
+    throw too_large(most, most == kMaxTextBytes
+                              ? "the most a text file may hold"
+                              : "half the memory free, the most a pipe may bring");
+  }
+  return text;
 }
 
 std::vector<Document> read_documents(const std::vector<std::string>& paths,

@@ -5,6 +5,7 @@
 // tokenizer's (text/tokenizer.h), so training sees exactly what prediction sees.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,12 @@ namespace nextword {
 
 using Document = std::vector<std::string>;
 
-// A whole text file. Throws Error(kIo) naming the file when it cannot be read.
+// The largest text file read (train, eval, score --document): 4 GiB.
+constexpr size_t kMaxTextBytes = size_t{4} << 30;
+
+// A whole text file. Throws Error(kIo) naming the file when it cannot be
+// read, Error(kInput) when it holds a NUL byte or passes kMaxTextBytes (a
+// pipe or device: half the free memory, if less), found while reading.
 std::string read_text_file(const std::string& path);
 
 // Throws Error(kIo) naming the file that cannot be read. Empty documents are dropped.

@@ -91,6 +91,11 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
 
 int64_t file_size(const std::string& path) {
   std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec) &&
+      !std::filesystem::is_directory(path, ec)) {
+    throw Error(ExitCode::kIo,
+                path + ": not a regular file (train reads its text again to resume)");
+  }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ExitCode::kIo, path + ": cannot read: " + ec.message());
   return static_cast<int64_t>(size);

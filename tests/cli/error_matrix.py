@@ -440,6 +440,17 @@ def endless_cases(tmp):
         ("lexicon /dev/zero", f"complete -m {q(d)} --lexicon /dev/zero",
          "nextword: /dev/zero: larger than 256 MiB, the most a lexicon.tsv may hold"),
     ]
+    # Text inputs (eval, score --document, train): a NUL byte is never text.
+    code = {name: MODEL for name, _, _ in cases}
+    for name, args, message, status in [
+            ("eval /dev/urandom", f"eval /dev/urandom -m {q(d)}", ": a NUL byte: not a text file",
+             INPUT),
+            ("score --document /dev/zero", f"score --document /dev/zero -m {q(d)}",
+             "nextword: /dev/zero: byte 0: a NUL byte: not a text file", INPUT),
+            ("train /dev/zero", f"train /dev/zero -o {q(os.path.join(tmp, 'z'))}",
+             "nextword: /dev/zero: not a regular file (train reads its text again to resume)", IO)]:
+        cases.append((name, args, message))
+        code[name] = status
     failures = []
     for name, args, message in cases:
         try:
@@ -450,7 +461,7 @@ def endless_cases(tmp):
             failures.append(f"{name}: still reading after 30 s")
             continue
         lines = r.stderr.splitlines()
-        if r.returncode != MODEL or r.stdout or len(lines) != 1 or message not in r.stderr:
+        if r.returncode != code[name] or r.stdout or len(lines) != 1 or message not in r.stderr:
             failures.append(f"{name}: exit {r.returncode}, stdout {r.stdout[:80]!r}, "
                             f"stderr {r.stderr.strip()[:300]!r}")
     # Process substitution, a pipe of a real model, keeps working.
