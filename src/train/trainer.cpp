@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "base/error.h"
@@ -14,6 +15,7 @@
 #include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "train/data_parallel.h"
+#include "train/run_lock.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
 
@@ -203,8 +205,10 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   // Rank 0 alone reports, validates and writes files; every rank trains.
   const bool primary = data_parallel::rank() == 0;
   const int ranks = data_parallel::ranks(), share = o.batch / ranks;
+  std::optional<RunLock> lock;  // held until the run ends
   if (primary) {
     std::filesystem::create_directories(o.out_dir);
+    lock.emplace(o.out_dir);
     remove_stale_temporaries(o.out_dir);
   }
   TrainSummary summary;

@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 NEXTWORD = DATA = None
 OK, USAGE, MODEL, INPUT, IO = 0, 2, 3, 4, 5
@@ -477,6 +478,45 @@ def endless_cases(tmp):
     return len(cases) + 1, failures
 
 
+def lock_cases(tmp):
+    """One trainer per directory (issue 16): a second `train -o DIR` or
+    `train --resume DIR` is refused at once naming the running one's pid;
+    after that one is killed with SIGKILL, its lock blocks nothing."""
+    corpus, out = os.path.join(tmp, "lock.txt"), os.path.join(tmp, "locked")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("the cat sat on the mat . the dog sat on the log .\n" * 200)
+    small = ["--d-model", "8", "--layers", "1", "--heads", "1", "--d-k", "4", "--d-v", "4",
+             "--d-ff", "8", "--context", "8", "--batch", "2", "--threads", "1"]
+    first = subprocess.Popen([NEXTWORD, "train", corpus, "-o", out, "--steps", "10000000",
+                              "--checkpoint-every", "1", *small],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    failures = []
+    try:
+        lock, checkpoint = os.path.join(out, "train.lock"), os.path.join(out, "checkpoint.json")
+        for _ in range(300):
+            if os.path.exists(checkpoint) and os.path.exists(lock) and open(lock).read():
+                break
+            time.sleep(0.1)
+        message = "%s: another nextword train is running on it (pid %d)" % (out, first.pid)
+        for name, args in (("second train -o", ["train", corpus, "-o", out, "--steps", "2",
+                                                *small]),
+                           ("train --resume", ["train", "--resume", out])):
+            r = subprocess.run([NEXTWORD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=60, check=False)
+            if r.returncode != IO or r.stdout or r.stderr.strip() != "nextword: " + message:
+                failures.append("%s while another runs: exit %d, %r" % (name, r.returncode,
+                                                                         r.stderr.strip()))
+    finally:
+        first.kill()
+        first.wait()
+    r = subprocess.run([NEXTWORD, "train", corpus, "-o", out, "--steps", "2", *small],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                       check=False)
+    if r.returncode != 0:
+        failures.append("train after a killed run: exit %d, %r" % (r.returncode, r.stderr[-200:]))
+    return 3, failures
+
+
 def main():
     global NEXTWORD, DATA
     NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -500,7 +540,7 @@ def main():
                 problems.append("crashed")
             if problems:
                 failures.append("%s: %s\n    stderr: %s" % (case.name, "; ".join(problems), err.strip()))
-        for extra in (stream_cases, inspect_stream_cases, hostile_case, endless_cases):
+        for extra in (stream_cases, inspect_stream_cases, hostile_case, endless_cases, lock_cases):
             n, extra_failures = extra(tmp)
             count += n
             failures += extra_failures
