@@ -18,7 +18,8 @@ namespace {
 
 volatile std::sig_atomic_t interrupted = 0;
 
-// Ctrl-C, or SIGTERM (what mpirun, kill and batch systems send).
+// Ctrl-C, SIGTERM (what mpirun, kill, timeout and service managers send) or
+// SIGHUP (the terminal went away).
 void on_interrupt(int signal) {
   interrupted = 1;
   std::signal(signal, SIG_DFL);  // a second one stops at once
@@ -202,6 +203,7 @@ struct TrainCommand {
     hooks.should_stop = [] { return interrupted != 0; };
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
+    std::signal(SIGHUP, on_interrupt);
 
     TrainSummary s;
     std::string dir = resume;

@@ -3,7 +3,8 @@
 // directory is refused at once, before it touches a file, rather than the two
 // overwriting each other's checkpoints. The lock is flock(2)'s: the kernel
 // drops it when its process ends however it ends, so a run that was killed
-// leaves nothing that blocks the next one (the file stays, unlocked).
+// leaves nothing that blocks the next one (only the file, unlocked, which
+// the next run takes over); a run that ends removes the file.
 #pragma once
 
 #include <string>
@@ -20,6 +21,7 @@ class RunLock {
   RunLock& operator=(const RunLock&) = delete;
 
  private:
+  std::string path_;
   int fd_ = -1;
 };
 

@@ -307,31 +307,36 @@ class TrainAndEval(unittest.TestCase):
         self.assertNotEqual(first, read(os.path.join(out, "weights.json")))
 
     def test_ctrl_c_saves_and_resume_reaches_the_uninterrupted_weights(self):
+        """Ctrl-C (SIGINT), and SIGTERM and SIGHUP alike (issue 16)."""
         steps = ["--steps", "1500", "--log-every", "1", "--checkpoint-every", "0"]
         whole, r = self.train(*steps)
         self.assertEqual(r.returncode, 0, r.stderr)
         expected = read(os.path.join(whole, "weights.json"))
 
-        out = os.path.join(self.tmp, "stopped")
-        process = subprocess.Popen([NEXTWORD, "train", self.text, "-o", out, *TINY, *steps],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        process.stderr.readline()  # the opening note
-        process.stderr.readline()  # the first step is done
-        process.send_signal(2)  # SIGINT, as Ctrl-C sends
-        stdout, stderr = process.communicate(timeout=120)
-        self.assertEqual(process.returncode, INTERRUPTED, stderr)
-        self.assertIn("nextword train --resume " + out, stderr)
-        self.assertFalse(json.loads(stdout)["completed"] if stdout.startswith("{") else False)
-        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
-            stopped_at = json.load(f)["step"]
-        self.assertLess(stopped_at, 1500)
-        p = run("predict", "-m", out, "once upon a")  # what was saved loads
-        self.assertEqual(p.returncode, 0, p.stderr)
+        for name, number in (("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)):
+            with self.subTest(signal=name):
+                out = os.path.join(self.tmp, "stopped-" + name)
+                process = subprocess.Popen([NEXTWORD, "train", self.text, "-o", out, *TINY,
+                                            *steps], stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True)
+                process.stderr.readline()  # the opening note
+                process.stderr.readline()  # the first step is done
+                process.send_signal(number)
+                stdout, stderr = process.communicate(timeout=120)
+                self.assertEqual(process.returncode, INTERRUPTED, stderr)
+                self.assertIn("nextword train --resume " + out, stderr)
+                self.assertFalse(json.loads(stdout)["completed"] if stdout.startswith("{")
+                                 else False)
+                with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
+                    stopped_at = json.load(f)["step"]
+                self.assertLess(stopped_at, 1500)
+                p = run("predict", "-m", out, "once upon a")  # what was saved loads
+                self.assertEqual(p.returncode, 0, p.stderr)
 
-        r = run("train", "--resume", out, "-f", "json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(json.loads(r.stdout)["steps"], 1500)
-        self.assertEqual(expected, read(os.path.join(out, "weights.json")))
+                r = run("train", "--resume", out, "-f", "json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(json.loads(r.stdout)["steps"], 1500)
+                self.assertEqual(expected, read(os.path.join(out, "weights.json")))
 
     def test_errors(self):
         r = run("train", os.path.join(self.tmp, "missing.txt"), "-o", self.tmp + "/m")
