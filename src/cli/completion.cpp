@@ -1,18 +1,47 @@
 #include "cli/completion.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "base/bounded_read.h"
 #include "base/error.h"
 #include "text/utf8.h"
 
 namespace nextword::cli {
 namespace {
+
+// What a pipe or a device brings as history (process substitution): at most
+// kMaxHistoryBytes, a NUL byte refused where it comes (it is never text, and
+// /dev/zero never ends).
+std::string read_history_stream(const std::string& path, int fd) {
+  std::string text;
+  const ReadEnd end =
+      read_bounded(fd, kMaxHistoryBytes, text, [&](const std::string& all, std::string_view fresh) {
+        const size_t at = fresh.find('\0');
+        if (at == std::string_view::npos) return;
+        const size_t offset = all.size() - fresh.size() + at;
+        const auto line =
+            std::count(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(offset), '\n') + 1;
+        throw Error(ExitCode::kInput,
+                    path + ":" + std::to_string(line) + ": holds a control character (NUL)");
+      });
+  if (end == ReadEnd::kFailed) {
+    throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
+  }
+  if (end == ReadEnd::kTooLarge) {
+    throw Error(ExitCode::kInput, path + ": larger than " + std::to_string(kMaxHistoryBytes >> 20) +
+                                      " MiB, the most a history pipe may bring");
+  }
+  return text;
+}
 
 // The end of a history file, at most kMaxHistoryBytes from a line start;
 // an absent file is an empty history (`type` creates it).
@@ -22,18 +51,28 @@ std::string read_history(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const bool cut = size > static_cast<std::streamoff>(kMaxHistoryBytes);
-  in.seekg(cut ? size - static_cast<std::streamoff>(kMaxHistoryBytes) : 0);
-  std::string text(static_cast<size_t>(cut ? static_cast<std::streamoff>(kMaxHistoryBytes) : size),
-                   '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.gcount() != static_cast<std::streamsize>(text.size())) {
-    throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) return read_history_stream(path, fd);
+  const auto size = static_cast<size_t>(info.st_size);
+  const bool cut = size > kMaxHistoryBytes;
+  const size_t from = cut ? size - kMaxHistoryBytes : 0;
+  std::string text(size - from, '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n =
+        ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(from + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(ExitCode::kIo, path + ": cannot read: " + std::strerror(errno));
+    if (n == 0) break;  // it shrank meanwhile: what is there
+    done += static_cast<size_t>(n);
   }
+  text.resize(done);
   if (cut) text.erase(0, std::min(text.size(), text.find('\n') + 1));  // from a whole line on
   return text;
 }

@@ -449,7 +449,11 @@ def endless_cases(tmp):
             ("score --document /dev/zero", f"score --document /dev/zero -m {q(d)}",
              "nextword: /dev/zero: byte 0: a NUL byte: not a text file", INPUT),
             ("train /dev/zero", f"train /dev/zero -o {q(os.path.join(tmp, 'z'))}",
-             "nextword: /dev/zero: not a regular file (train reads its text again to resume)", IO)]:
+             "nextword: /dev/zero: not a regular file (train reads its text again to resume)", IO),
+            ("history /dev/zero", f"complete -m {q(d)} --history /dev/zero",
+             "nextword: /dev/zero:1: holds a control character (NUL)", INPUT),
+            ("history endless pipe", f"complete -m {q(d)} --history <(yes hello)",
+             "larger than 16 MiB, the most a history pipe may bring", INPUT)]:
         cases.append((name, args, message))
         code[name] = status
     failures = []
@@ -473,9 +477,16 @@ def endless_cases(tmp):
     if r.returncode != 0 or not r.stdout.startswith("time "):
         failures.append(f"process substitution: exit {r.returncode}, {r.stdout[:80]!r}, "
                         f"{r.stderr.strip()[:200]!r}")
+    r = subprocess.run(["bash", "-c", f"echo 'once upon a' | {q(NEXTWORD)} complete -m {q(d)} "
+                        "--history <(echo 'hello there') -f tsv"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                       check=False)
+    if r.returncode != 0 or not r.stdout.startswith("a\t"):
+        failures.append(f"history by process substitution: exit {r.returncode}, "
+                        f"{r.stdout[:80]!r}, {r.stderr.strip()[:200]!r}")
     for path in (noise, huge_weights, huge_vocab):
         os.remove(path)
-    return len(cases) + 1, failures
+    return len(cases) + 2, failures
 
 
 def lock_cases(tmp):
