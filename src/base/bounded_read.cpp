@@ -1,11 +1,30 @@
 #include "base/bounded_read.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "base/error.h"
 
 namespace nextword {
+
+FileDescriptor::~FileDescriptor() {
+  if (fd >= 0) ::close(fd);
+}
+
+FileDescriptor open_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  return FileDescriptor(fd);
+}
 
 size_t pipe_limit(size_t most) {
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);

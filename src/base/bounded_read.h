@@ -10,6 +10,19 @@
 
 namespace nextword {
 
+// A descriptor that is closed when it goes out of scope (-1: none).
+struct FileDescriptor {
+  int fd;
+  explicit FileDescriptor(int descriptor) : fd(descriptor) {}
+  ~FileDescriptor();
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+};
+
+// A text file (not a directory) opened for reading; throws Error(kIo)
+// naming it when it cannot be.
+FileDescriptor open_text_file(const std::string& path);
+
 // The most a pipe or a device may bring when `most` is the format's limit:
 // that, or half the memory free now, whichever is smaller (an endless one is
 // refused before the system runs out of memory).

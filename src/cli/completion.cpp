@@ -1,6 +1,5 @@
 #include "cli/completion.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,15 +47,8 @@ std::string read_history_stream(const std::string& path, int fd) {
 std::string read_history(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
-  }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const FileDescriptor file = open_text_file(path);
+  const int fd = file.fd;
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) return read_history_stream(path, fd);
   const auto size = static_cast<size_t>(info.st_size);

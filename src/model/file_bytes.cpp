@@ -26,19 +26,11 @@ Error too_large(const std::string& path, const FileLimits& limits) {
 
 constexpr size_t kStartBytes = size_t{1} << 16;
 
-// Closes the descriptor whatever happens.
-struct Descriptor {
-  int fd;
-  ~Descriptor() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 }  // namespace
 
 std::shared_ptr<FileBytes> FileBytes::open(const std::string& path, const FileLimits& limits) {
   std::shared_ptr<FileBytes> file(new FileBytes(path));
-  const Descriptor d{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  const FileDescriptor d(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (d.fd < 0) throw open_error(path, "cannot open");
   struct stat info {};
   if (::fstat(d.fd, &info) != 0) throw open_error(path, "cannot read");

@@ -1,14 +1,10 @@
 #include "text/documents.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "base/bounded_read.h"
@@ -51,16 +47,8 @@ void split_documents(const std::string& text, const TokenizerOptions& options,
 }
 
 std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(ExitCode::kIo, path + ": is a directory, expected a text file");
-  }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::kIo, path + ": cannot open: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const FileDescriptor file = open_text_file(path);
+  const int fd = file.fd;
   const auto too_large = [&](size_t most, const char* what) {
     return Error(ExitCode::kInput,
                  path + ": larger than " + std::to_string(most >> 20) + " MiB, " + what);
