@@ -7,13 +7,18 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "base/error.h"
 
 namespace nextword {
 
-FileDescriptor::~FileDescriptor() {
-  if (fd >= 0) ::close(fd);
+FileDescriptor::~FileDescriptor() { close(); }
+
+bool FileDescriptor::close() {
+  if (fd < 0) return true;
+  const int result = ::close(std::exchange(fd, -1));
+  return result == 0;
 }
 
 FileDescriptor open_text_file(const std::string& path) {

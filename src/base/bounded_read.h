@@ -15,6 +15,9 @@ struct FileDescriptor {
   int fd;
   explicit FileDescriptor(int descriptor) : fd(descriptor) {}
   ~FileDescriptor();
+  // Closes it now; false (errno set) when close() reports a failure, such as
+  // a write the file system could not complete.
+  bool close();
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
 };

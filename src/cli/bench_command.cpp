@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "base/random.h"
 #include "base/threading.h"
 #include "cli/commands.h"
@@ -22,7 +23,6 @@
 #include "complete/completer.h"
 #include "math/layers.h"
 #include "math/sgemm_peak.h"
-#include "model/model_writer.h"
 #include "model/weights_file.h"
 #include "predict/generate.h"
 #include "predict/predictor.h"

@@ -1,6 +1,11 @@
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 
@@ -24,9 +29,14 @@ ModelPaths ModelOptions::paths() const {
 }
 
 void write_line(const std::string& line) {
-  if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() ||
-      std::fputc('\n', stdout) == EOF || std::fflush(stdout) != 0) {
-    throw Error(ExitCode::kIo, "cannot write to standard output");
+  // One record, one write: a reader never sees half of it unless the system
+  // refuses the rest, and then the run stops here.
+  std::string record;
+  record.reserve(line.size() + 1);
+  record.append(line).push_back('\n');
+  if (!write_all(STDOUT_FILENO, record)) {
+    throw Error(ExitCode::kIo,
+                std::string("standard output: cannot write: ") + std::strerror(errno));
   }
 }
 

@@ -54,7 +54,7 @@ struct CompleteCommand {
       write_line(completion_record(text, completer.complete(text), f));
       return 0;
     }
-    LineReader input(STDIN_FILENO);
+    LineReader input = LineReader::standard_input();
     stream_completions(completer, input, f, !quiet && f != Format::kJson, batch,
                        RecordSink{write_line, report});
     return 0;

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "cli/commands.h"
-#include "model/model_writer.h"
 #include "model/weights_file.h"
 
 namespace nextword::cli {

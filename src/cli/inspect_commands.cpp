@@ -55,7 +55,7 @@ struct InspectCommand {
       show(m, encode(m, join(words)), join(words), id);
       return 0;
     }
-    LineReader input(STDIN_FILENO);
+    LineReader input = LineReader::standard_input();
     std::string line;
     int status = 0;
     for (long number = 1; input.next(line); ++number) {

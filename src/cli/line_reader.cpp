@@ -5,10 +5,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <string>
 
 #include "base/error.h"
+#include "cli/stop_signals.h"
 
 namespace nextword::cli {
+
+LineReader LineReader::standard_input() {
+  catch_stop_signals();
+  return LineReader(STDIN_FILENO);
+}
 
 size_t LineReader::find_newline() {
   const size_t at = buffer_.find('\n', std::max(start_, scanned_));
@@ -30,6 +38,7 @@ bool LineReader::next_batch(std::vector<std::string>& lines, std::vector<char>& 
 
 bool LineReader::next(std::string& line, bool* cut) {
   for (;;) {
+    if (stop_signal() != 0) return false;
     const size_t newline = find_newline();
     if (newline != std::string::npos || (end_ && start_ < buffer_.size())) {
       size_t begin = start_;
@@ -54,7 +63,7 @@ bool LineReader::next(std::string& line, bool* cut) {
 
 bool LineReader::ready() {
   for (;;) {
-    if (end_ || find_newline() != std::string::npos) return true;
+    if (end_ || stop_signal() != 0 || find_newline() != std::string::npos) return true;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, 0) <= 0) return false;  // nothing there yet
     fill();
@@ -67,12 +76,19 @@ void LineReader::fill() {
     scanned_ -= std::min(scanned_, start_);
     start_ = 0;
   }
+  // Wait for input or a stop signal, whichever comes first.
+  pollfd waits[2] = {{fd_, POLLIN, 0}, {stop_descriptor(), POLLIN, 0}};
+  while (::poll(waits, 2, -1) < 0 && errno == EINTR) {  // a descriptor of -1 is skipped
+  }
+  if (stop_signal() != 0) return;
   char chunk[1 << 16];
   ssize_t n = 0;
   do {
     n = ::read(fd_, chunk, sizeof chunk);
   } while (n < 0 && errno == EINTR);
-  if (n < 0) throw Error(ExitCode::kIo, "cannot read standard input");
+  if (n < 0) {
+    throw Error(ExitCode::kIo, std::string("standard input: cannot read: ") + std::strerror(errno));
+  }
   if (n == 0) end_ = true;
   buffer_.append(chunk, static_cast<size_t>(n));
   // One byte more than the cap, in case it is the '\r' of a "\r\n".

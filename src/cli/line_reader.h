@@ -8,6 +8,9 @@
 // same however the reads split it, and no more than that plus one read is
 // held while its end has not come (a prediction needs only the end of the
 // phrase: its last max_len words).
+//
+// A stop signal ends the input too: next() returns no more lines once one
+// has come, and a wait for input ends at once.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +24,10 @@ class LineReader {
   static constexpr size_t kMaxLine = size_t{1} << 16;
 
   explicit LineReader(int fd) : fd_(fd) {}
+  // Standard input, read until its end or until a stop signal
+  // (stop_signals.h): after one, next() returns no more lines (a line not
+  // yet whole is dropped), so a stream ends after the batch in progress.
+  static LineReader standard_input();
 
   // The next line, without its "\n" or "\r\n"; false at the end of the
   // input. Waits for input. *cut (when given) tells whether the line was

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/stop_signals.h"
 
 namespace nextword::cli {
 namespace {
@@ -64,7 +65,16 @@ int run(int argc, char** argv) {
   }
 
   for (size_t i = 0; i < std::size(commands); ++i) {
-    if (commands[i]->parsed()) return runs[i]();
+    if (!commands[i]->parsed()) continue;
+    const int status = runs[i]();
+    // A stream stopped by a signal: what it wrote is whole; say why it ended
+    // early (train says so itself, and returns kInterrupted).
+    if (stop_signal() != 0 && status != kInterrupted) {
+      report(std::string("stopped by ") + signal_name(stop_signal()) +
+             "; every record before it was written whole");
+      return kInterrupted;
+    }
+    return status;
   }
   return static_cast<int>(ExitCode::kUsage);  // not reached: require_subcommand(1)
 }

@@ -5,10 +5,10 @@
 #include <exception>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "base/threading.h"
 #include "cli/line_reader.h"
 #include "cli/output.h"
-#include "model/model_writer.h"
 #include "predict/predictor.h"
 #include "text/tokenizer.h"
 
@@ -58,7 +58,7 @@ int PhraseCommand::run() {
                      predictor.predict(phrase, options.top_k, options.attention || options.explain),
                      "", options, sink);
   } else {
-    LineReader input(STDIN_FILENO);
+    LineReader input = LineReader::standard_input();
     status = stream_records(m, predictor, input, options, sink);
   }
   if (!output.empty()) write_file_atomically(output, written);

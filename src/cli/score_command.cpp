@@ -84,7 +84,7 @@ struct ScoreCommand {
     } else if (!words.empty()) {
       score_lines(m, scorer, {join(words)}, tally);
     } else {
-      LineReader input(STDIN_FILENO);
+      LineReader input = LineReader::standard_input();
       std::vector<std::string> lines;
       std::vector<char> cut;
       while (input.next_batch(lines, cut, batch)) {

@@ -1,6 +1,5 @@
 // nextword train: options in, a trained model directory out.
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <new>
@@ -10,20 +9,12 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/stop_signals.h"
 #include "train/data_parallel.h"
 #include "train/trainer.h"
 
 namespace nextword::cli {
 namespace {
-
-volatile std::sig_atomic_t interrupted = 0;
-
-// Ctrl-C, SIGTERM (what mpirun, kill, timeout and service managers send) or
-// SIGHUP (the terminal went away).
-void on_interrupt(int signal) {
-  interrupted = 1;
-  std::signal(signal, SIG_DFL);  // a second one stops at once
-}
 
 struct TrainCommand {
   TrainOptions o;
@@ -200,10 +191,8 @@ struct TrainCommand {
       }
       progress.update(static_cast<double>(p.step) / p.steps, bar, record);
     };
-    hooks.should_stop = [] { return interrupted != 0; };
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
-    std::signal(SIGHUP, on_interrupt);
+    hooks.should_stop = [] { return stop_signal() != 0; };
+    catch_stop_signals();
 
     TrainSummary s;
     std::string dir = resume;

@@ -21,18 +21,14 @@
 //     may be a pipe: msg=$(nextword type). Without a terminal, exit 2.
 //   - Ctrl-Z does nothing: the terminal's keyboard signals are off (Ctrl-C
 //     is a key), and a suspended editor would leave the shell a raw terminal.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
@@ -247,26 +243,6 @@ End edit(Terminal& terminal, Completer& completer, Line& line) {
   }
 }
 
-// Appends `line` to the history file (created when missing) in one write,
-// flushed to the disk: the next session learns it.
-void append_history(const std::string& path, const std::string& line) {
-  const std::string record = line + "\n";
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ExitCode::kIo, path + ": cannot write: " + std::strerror(errno));
-  const ssize_t written = write(fd, record.data(), record.size());
-  bool ok = written == static_cast<ssize_t>(record.size());
-  int error = written < 0 ? errno : EIO;  // a short write sets no errno
-  if (ok && fsync(fd) != 0) {
-    ok = false;
-    error = errno;
-  }
-  if (close(fd) != 0 && ok) {
-    ok = false;
-    error = errno;
-  }
-  if (!ok) throw Error(ExitCode::kIo, path + ": cannot write: " + std::strerror(error));
-}
-
 struct TypeCommand {
   ModelOptions model;
   CompletionOptions completion;
@@ -291,7 +267,7 @@ struct TypeCommand {
     if (end == End::kEndOfInput) return 0;
     write_line(line.text);
     if (!completion.history.empty() && !line.text.empty()) {
-      append_history(completion.history, line.text);
+      append_to_file(completion.history, line.text + "\n");
     }
     return 0;
   }

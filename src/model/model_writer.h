@@ -16,7 +16,4 @@ namespace nextword {
 // Throws Error(kIo) when a file cannot be written.
 void save_model(const Model& model, const ModelPaths& paths);
 
-// `content` replaces `path` all at once (temp file + fsync + rename).
-void write_file_atomically(const std::string& path, const std::string& content);
-
 }  // namespace nextword

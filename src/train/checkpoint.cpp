@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "model/base64.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"

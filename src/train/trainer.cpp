@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file_output.h"
 #include "base/random.h"
 #include "base/threading.h"
 #include "math/layers.h"
-#include "model/model_writer.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "train/data_parallel.h"
