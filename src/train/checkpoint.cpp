@@ -2,12 +2,14 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <optional>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/file_output.h"
 #include "model/base64.h"
+#include "model/file_bytes.h"
 #include "model/model_writer.h"
 #include "model/weights_file.h"
 
@@ -17,6 +19,10 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kCheckpointFormat = "nextword-checkpoint";
+
+// Three float32 copies of the largest weights in base64 (parameters, AdamW's
+// m and v), the vocabulary and the options: 4x the weights' limit is ample.
+constexpr size_t kMaxCheckpointBytes = 4 * kMaxWeightsBytes;
 
 // Every option a checkpoint records, each named once: `field(name, member)`
 // is called for each, for writing and for reading alike.
@@ -99,10 +105,17 @@ void save_checkpoint(const RunRecord& r, const Model& model, const std::vector<f
 }
 
 Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) throw Error(ExitCode::kIo, file_ + ": cannot open: no checkpoint to resume from");
+  std::error_code ec;
+  if (!std::filesystem::exists(file_, ec)) {
+    throw Error(ExitCode::kIo, file_ + ": cannot open: no checkpoint to resume from");
+  }
+  const auto json_start = [](const std::string& file, std::string_view first) {
+    check_json_start(file, first, "{");
+  };
+  const std::shared_ptr<FileBytes> bytes =
+      FileBytes::open(file_, FileLimits{kMaxCheckpointBytes, "a checkpoint.json", json_start});
   try {
-    json_ = json::parse(in);
+    json_ = json::parse(bytes->text());
   } catch (const json::exception& e) {
     throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());
   }

@@ -207,7 +207,11 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   const int ranks = data_parallel::ranks(), share = o.batch / ranks;
   std::optional<RunLock> lock;  // held until the run ends
   if (primary) {
-    std::filesystem::create_directories(o.out_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) {
+      throw Error(ExitCode::kIo, o.out_dir + ": cannot make the model directory: " + ec.message());
+    }
     lock.emplace(o.out_dir);
     remove_stale_temporaries(o.out_dir);
   }

@@ -13,13 +13,13 @@ cases is printed at the end.
 import base64
 import json
 import os
-import shlex
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
-import time
+
+import hostile_cases
 
 NEXTWORD = DATA = None
 OK, USAGE, MODEL, INPUT, IO = 0, 2, 3, 4, 5
@@ -410,124 +410,6 @@ def hostile_case(tmp):
     return 1, failures
 
 
-def endless_cases(tmp):
-    """Model files that never end or are enormous (issue 16): devices, pipes
-    and sparse files are refused within seconds, while they are read, each
-    with one line and exit 3; process substitution still works."""
-    d = os.path.join(DATA, "default")
-    vocab, weights = os.path.join(d, "vocab.json"), os.path.join(d, "weights.json")
-    noise = os.path.join(tmp, "noise.safetensors")
-    os.symlink("/dev/urandom", noise)
-    huge_weights, huge_vocab = os.path.join(tmp, "huge.json"), os.path.join(tmp, "hugevocab.json")
-    for path, size in ((huge_weights, 20 << 30), (huge_vocab, 1 << 30)):
-        with open(path, "wb") as f:
-            f.truncate(size)  # sparse: no disk used
-    q = shlex.quote
-    cases = [
-        ("weights /dev/zero", f"predict --vocab {q(vocab)} --weights /dev/zero x",
-         "nextword: /dev/zero: not JSON: byte 0 cannot start a document here"),
-        ("weights /dev/urandom", f"predict --vocab {q(vocab)} --weights /dev/urandom x",
-         "nextword: /dev/urandom: not JSON"),
-        ("vocab /dev/zero", f"predict --vocab /dev/zero --weights {q(weights)} x",
-         "nextword: /dev/zero: not JSON"),
-        ("safetensors of /dev/urandom", f"predict --vocab {q(vocab)} --weights {q(noise)} x",
-         "noise.safetensors: not safetensors: the first 8 bytes give a header of"),
-        ("endless blank pipe", f"predict --vocab {q(vocab)} --weights <(yes ' ') x",
-         "not JSON: its first 64 KiB are blank"),
-        ("sparse 20 GiB weights.json", f"predict --vocab {q(vocab)} --weights {q(huge_weights)} x",
-         "huge.json: larger than 16384 MiB, the most a weights.json may hold"),
-        ("sparse 1 GiB vocab.json", f"predict --vocab {q(huge_vocab)} --weights {q(weights)} x",
-         "hugevocab.json: larger than 256 MiB, the most a vocab.json may hold"),
-        ("lexicon /dev/zero", f"complete -m {q(d)} --lexicon /dev/zero",
-         "nextword: /dev/zero: larger than 256 MiB, the most a lexicon.tsv may hold"),
-    ]
-    # Text inputs (eval, score --document, train): a NUL byte is never text.
-    code = {name: MODEL for name, _, _ in cases}
-    for name, args, message, status in [
-            ("eval /dev/urandom", f"eval /dev/urandom -m {q(d)}", ": a NUL byte: not a text file",
-             INPUT),
-            ("score --document /dev/zero", f"score --document /dev/zero -m {q(d)}",
-             "nextword: /dev/zero: byte 0: a NUL byte: not a text file", INPUT),
-            ("train /dev/zero", f"train /dev/zero -o {q(os.path.join(tmp, 'z'))}",
-             "nextword: /dev/zero: not a regular file (train reads its text again to resume)", IO),
-            ("history /dev/zero", f"complete -m {q(d)} --history /dev/zero",
-             "nextword: /dev/zero:1: holds a control character (NUL)", INPUT),
-            ("history endless pipe", f"complete -m {q(d)} --history <(yes hello)",
-             "larger than 16 MiB, the most a history pipe may bring", INPUT)]:
-        cases.append((name, args, message))
-        code[name] = status
-    failures = []
-    for name, args, message in cases:
-        try:
-            r = subprocess.run(["bash", "-c", f"exec {q(NEXTWORD)} {args} </dev/null"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=30, check=False)
-        except subprocess.TimeoutExpired:
-            failures.append(f"{name}: still reading after 30 s")
-            continue
-        lines = r.stderr.splitlines()
-        if r.returncode != code[name] or r.stdout or len(lines) != 1 or message not in r.stderr:
-            failures.append(f"{name}: exit {r.returncode}, stdout {r.stdout[:80]!r}, "
-                            f"stderr {r.stderr.strip()[:300]!r}")
-    # Process substitution, a pipe of a real model, keeps working.
-    r = subprocess.run(["bash", "-c", f"{q(NEXTWORD)} predict --vocab <(cat {q(vocab)}) "
-                        f"--weights <(cat {q(weights)}) 'once upon a'"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
-                       check=False)
-    if r.returncode != 0 or not r.stdout.startswith("time "):
-        failures.append(f"process substitution: exit {r.returncode}, {r.stdout[:80]!r}, "
-                        f"{r.stderr.strip()[:200]!r}")
-    r = subprocess.run(["bash", "-c", f"echo 'once upon a' | {q(NEXTWORD)} complete -m {q(d)} "
-                        "--history <(echo 'hello there') -f tsv"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
-                       check=False)
-    if r.returncode != 0 or not r.stdout.startswith("a\t"):
-        failures.append(f"history by process substitution: exit {r.returncode}, "
-                        f"{r.stdout[:80]!r}, {r.stderr.strip()[:200]!r}")
-    for path in (noise, huge_weights, huge_vocab):
-        os.remove(path)
-    return len(cases) + 2, failures
-
-
-def lock_cases(tmp):
-    """One trainer per directory (issue 16): a second `train -o DIR` or
-    `train --resume DIR` is refused at once naming the running one's pid;
-    after that one is killed with SIGKILL, its lock blocks nothing."""
-    corpus, out = os.path.join(tmp, "lock.txt"), os.path.join(tmp, "locked")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("the cat sat on the mat . the dog sat on the log .\n" * 200)
-    small = ["--d-model", "8", "--layers", "1", "--heads", "1", "--d-k", "4", "--d-v", "4",
-             "--d-ff", "8", "--context", "8", "--batch", "2", "--threads", "1"]
-    first = subprocess.Popen([NEXTWORD, "train", corpus, "-o", out, "--steps", "10000000",
-                              "--checkpoint-every", "1", *small],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    failures = []
-    try:
-        lock, checkpoint = os.path.join(out, "train.lock"), os.path.join(out, "checkpoint.json")
-        for _ in range(300):
-            if os.path.exists(checkpoint) and os.path.exists(lock) and open(lock).read():
-                break
-            time.sleep(0.1)
-        message = "%s: another nextword train is running on it (pid %d)" % (out, first.pid)
-        for name, args in (("second train -o", ["train", corpus, "-o", out, "--steps", "2",
-                                                *small]),
-                           ("train --resume", ["train", "--resume", out])):
-            r = subprocess.run([NEXTWORD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, timeout=60, check=False)
-            if r.returncode != IO or r.stdout or r.stderr.strip() != "nextword: " + message:
-                failures.append("%s while another runs: exit %d, %r" % (name, r.returncode,
-                                                                         r.stderr.strip()))
-    finally:
-        first.kill()
-        first.wait()
-    r = subprocess.run([NEXTWORD, "train", corpus, "-o", out, "--steps", "2", *small],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
-                       check=False)
-    if r.returncode != 0:
-        failures.append("train after a killed run: exit %d, %r" % (r.returncode, r.stderr[-200:]))
-    return 3, failures
-
-
 def main():
     global NEXTWORD, DATA
     NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -551,7 +433,8 @@ def main():
                 problems.append("crashed")
             if problems:
                 failures.append("%s: %s\n    stderr: %s" % (case.name, "; ".join(problems), err.strip()))
-        for extra in (stream_cases, inspect_stream_cases, hostile_case, endless_cases, lock_cases):
+        hostile_cases.setup(NEXTWORD, DATA)
+        for extra in (stream_cases, inspect_stream_cases, hostile_case, *hostile_cases.ALL):
             n, extra_failures = extra(tmp)
             count += n
             failures += extra_failures
