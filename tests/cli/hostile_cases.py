@@ -45,7 +45,12 @@ def endless_cases(tmp):
     noise = os.path.join(tmp, "noise.safetensors")
     os.symlink("/dev/urandom", noise)
     huge_weights, huge_vocab = os.path.join(tmp, "huge.json"), os.path.join(tmp, "hugevocab.json")
-    for path, size in ((huge_weights, 20 << 30), (huge_vocab, 1 << 30)):
+    zero_run, huge_run = os.path.join(tmp, "zero-run"), os.path.join(tmp, "huge-run")
+    os.mkdir(zero_run)
+    os.mkdir(huge_run)
+    os.symlink("/dev/zero", os.path.join(zero_run, "checkpoint.json"))
+    huge_checkpoint = os.path.join(huge_run, "checkpoint.json")
+    for path, size in ((huge_weights, 20 << 30), (huge_vocab, 1 << 30), (huge_checkpoint, 70 << 30)):
         with open(path, "wb") as f:
             f.truncate(size)  # sparse: no disk used
     q = shlex.quote
@@ -66,6 +71,10 @@ def endless_cases(tmp):
          "hugevocab.json: larger than 256 MiB, the most a vocab.json may hold"),
         ("lexicon /dev/zero", f"complete -m {q(d)} --lexicon /dev/zero",
          "nextword: /dev/zero: larger than 256 MiB, the most a lexicon.tsv may hold"),
+        ("checkpoint.json that is /dev/zero", f"train --resume {q(zero_run)}",
+         "checkpoint.json: not JSON: byte 0 cannot start a document here"),
+        ("sparse 70 GiB checkpoint.json", f"train --resume {q(huge_run)}",
+         "checkpoint.json: larger than 65536 MiB, the most a checkpoint.json may hold"),
     ]
     # Text inputs (eval, score --document, train): a NUL byte is never text.
     code = {name: MODEL for name, _, _ in cases}
@@ -110,7 +119,7 @@ def endless_cases(tmp):
     if r.returncode != 0 or not r.stdout.startswith("a\t"):
         failures.append(f"history by process substitution: exit {r.returncode}, "
                         f"{r.stdout[:80]!r}, {r.stderr.strip()[:200]!r}")
-    for path in (noise, huge_weights, huge_vocab):
+    for path in (noise, huge_weights, huge_vocab, huge_checkpoint):
         os.remove(path)
     return len(cases) + 2, failures
 

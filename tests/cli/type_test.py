@@ -343,6 +343,23 @@ class Checks:
                        "zorblax offered from the history")
         self.term.keys("C-c")
         self.wait_status(130)
+        # A history the disk cannot take the line into (a file size limit of
+        # 1 KiB, as a full disk): exit 5, and no half line left at its end.
+        before = "an earlier line\n" * 63  # 1,008 bytes: 16 more fit, not 24
+        with open(history, "w") as f:
+            f.write(before)
+        self.term.start()
+        self.term.command("(ulimit -f 1; trap '' XFSZ; t --history history.txt)")
+        self.term.wait(rows, "nextword type's input row")
+        self.term.type("zorblax was here again")
+        self.wait_rows("zorblax was here again")
+        self.term.keys("Enter")
+        self.wait_status(5)
+        err = self.term.read("err")
+        if err != "nextword: history.txt: cannot write: File too large\n":
+            raise Failure(f"history past the size limit: stderr {err!r}")
+        if self.term.read("history.txt") != before:
+            raise Failure("history past the size limit: the file changed")
         self.start_type("--history nowhere/history.txt")
         self.term.type("x")
         self.wait_rows("x")
