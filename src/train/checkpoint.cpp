@@ -1,5 +1,6 @@
 #include "train/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "model/base64.h"
 #include "model/file_bytes.h"
 #include "model/model_writer.h"
+#include "model/vocabulary.h"
 #include "model/weights_file.h"
 
 namespace nextword {
@@ -119,7 +121,9 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
   } catch (const json::exception& e) {
     throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());
   }
-  if (json_.value("format", "") != kCheckpointFormat || json_.value("version", 0) != 1) {
+  const auto format = json_.find("format"), version = json_.find("version");
+  if (!json_.is_object() || format == json_.end() || *format != kCheckpointFormat ||
+      version == json_.end() || *version != 1) {
     throw model_error(file_, "format", "not a nextword checkpoint of version 1");
   }
   try {
@@ -133,10 +137,56 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
   } catch (const json::exception& e) {
     throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());
   }
+  check();
+}
+
+// A checkpoint is a file like any other: what the run relies on is checked,
+// and its sizes against what it holds before memory is allocated for them.
+void Checkpoint::check() const {
+  const std::string& file = file_;
+  const TrainOptions& o = record.options;
+  try {
+    check_options(o);
+  } catch (const Error& e) {
+    throw model_error(file, "options", e.message());
+  }
+  const std::vector<std::string>& words = vocab;
+  if (words.size() < 3) {
+    throw model_error(file, "vocab",
+                      "holds " + std::to_string(words.size()) + " words, fewer than 3");
+  }
+  const Vocabulary vocabulary(words, file);  // no word twice
+  if (o.model.has_bos() && vocabulary.find(o.model.bos_token) < 0) {
+    throw model_error(file, "vocab", "has no entry for bos_token \"" + o.model.bos_token + "\"");
+  }
+  Config c = o.model;
+  c.vocab_size = static_cast<int>(words.size());
+  int64_t parameters = 0;
+  for (const TensorSpec& spec : trained_tensors(o, c)) parameters += spec.size();
+  const int64_t stored = stored_floats("params");
+  if (parameters != stored) {
+    throw model_error(file, "params",
+                      "holds " + std::to_string(stored) + " float32 values, its options need " +
+                          std::to_string(parameters));
+  }
+}
+
+int64_t Checkpoint::stored_floats(const char* field) const {
+  const auto value = json_.find(field);
+  if (value == json_.end() || !value->is_string()) return 0;
+  const std::string& text = value->get_ref<const std::string&>();
+  size_t padding = 0;
+  while (padding < 2 && padding < text.size() && text[text.size() - 1 - padding] == '=') ++padding;
+  return static_cast<int64_t>((text.size() / 4 * 3 - std::min(padding, text.size() / 4 * 3)) /
+                              sizeof(float));
 }
 
 void Checkpoint::restore(const char* field, float* out, size_t n) const {
-  std::optional<std::string> bytes = base64_decode(json_.at(field).get<std::string>());
+  const auto value = json_.find(field);
+  if (value == json_.end() || !value->is_string()) {
+    throw model_error(file_, field, "must be a string of base64 float32 values");
+  }
+  std::optional<std::string> bytes = base64_decode(value->get_ref<const std::string&>());
   if (!bytes || bytes->size() != n * sizeof(float)) {
     throw model_error(file_, field, "does not hold " + std::to_string(n) + " float32 values");
   }

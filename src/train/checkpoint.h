@@ -50,8 +50,15 @@ class Checkpoint {
   // Copies tensor `field` ("params", "adam_m" or "adam_v") into out[n];
   // model_error unless it holds n float32 values.
   void restore(const char* field, float* out, size_t n) const;
+  // How many float32 values tensor `field` holds, read from its length
+  // alone (0 when it is not a string): checked before anything is allocated.
+  int64_t stored_floats(const char* field) const;
 
  private:
+  // model_error unless the options obey the command line's rules and the
+  // vocabulary and tensor sizes agree with them.
+  void check() const;
+
   std::string file_;
   nlohmann::json json_;
 };

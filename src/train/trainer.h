@@ -128,6 +128,12 @@ struct TrainingState {
 double train_step(Model& model, TrainingState& training, const TrainOptions& options, int s,
                   const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed);
 
+// Throws Error(kUsage) naming the first option out of its range.
+void check_options(const TrainOptions& options);
+
+// The tensors a run trains: every required one, plus the optional biases asked for.
+std::vector<TensorSpec> trained_tensors(const TrainOptions& options, const Config& config);
+
 // A fresh run. Throws Error (kUsage for bad options, kIo for files).
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);
 

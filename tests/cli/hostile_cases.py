@@ -540,5 +540,48 @@ def train_signal_cases(tmp):
     return 2, failures
 
 
-ALL = (endless_cases, lock_cases, stdout_cases, output_file_cases, full_disk_cases,
+def checkpoint_cases(tmp):
+    """`train --resume DIR` of a checkpoint.json edited by hand: refused with
+    exit 3 naming the file and field, before memory is allocated for it
+    (builds before issue 16 crashed on an empty vocabulary, ran a batch of
+    0, and ended two of these in an internal error)."""
+    corpus, run_dir = os.path.join(tmp, "resume.txt"), os.path.join(tmp, "resumed")
+    write_corpus(corpus)
+    r = run(["train", corpus, "-o", run_dir, "--steps", "2", *SMALL])
+    path = os.path.join(run_dir, "checkpoint.json")
+    with open(path, encoding="utf-8") as f:
+        good = json.load(f)
+
+    def edited(edit):
+        j = json.loads(json.dumps(good))
+        edit(j)
+        return json.dumps(j)
+    cases = [
+        ("a checkpoint that is an array", "[1]", "checkpoint.json: format: not a nextword checkpoint"),
+        ("a checkpoint with a number for params", edited(lambda j: j.update(params=5)),
+         "checkpoint.json: params: holds 0 float32 values, its options need"),
+        ("a checkpoint with a batch of 0", edited(lambda j: j["options"].update(batch=0)),
+         "checkpoint.json: options: train: --batch must be at least 1"),
+        ("a checkpoint with an empty vocabulary", edited(lambda j: j.update(vocab=[])),
+         "checkpoint.json: vocab: holds 0 words, fewer than 3"),
+        ("a checkpoint without its bos token",
+         edited(lambda j: j.update(vocab=["<unk>", "x"] + j["vocab"][2:])),
+         'checkpoint.json: vocab: has no entry for bos_token "<bos>"'),
+        ("a checkpoint whose options need 2^20 wide layers",
+         edited(lambda j: j["options"]["model"].update(d_model=1 << 20)),
+         "checkpoint.json: params: holds 464 float32 values, its options need"),
+        ("a checkpoint with adam_m cut short", edited(lambda j: j.update(adam_m="AAAA")),
+         "checkpoint.json: adam_m: does not hold 464 float32 values"),
+    ]
+    failures = []
+    if r.returncode != OK:
+        return len(cases), [f"checkpoint cases: the first run failed: {r.stderr[-200:]!r}"]
+    for name, text, message in cases:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        expect(failures, name, run(["train", "--resume", run_dir]), MODEL, message)
+    return len(cases), failures
+
+
+ALL = (endless_cases, checkpoint_cases, lock_cases, stdout_cases, output_file_cases, full_disk_cases,
        stream_signal_cases, train_signal_cases)
