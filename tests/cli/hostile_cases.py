@@ -195,6 +195,17 @@ def snapshot(folder):
     return files
 
 
+def earlier_files(folder):
+    """A new `folder` with a weights file and a page already in it, for
+    outputs that must leave them as they were: their paths."""
+    os.mkdir(folder)
+    paths = os.path.join(folder, "w.json"), os.path.join(folder, "page.html")
+    for path in paths:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("the file that was there before\n")
+    return paths
+
+
 def kept(failures, name, folder, before):
     """The files of `folder` are byte for byte `before`: none changed, none
     left behind (no temporary, no train.lock)."""
@@ -264,11 +275,7 @@ def output_file_cases(tmp):
 
     # A file size limit (always runs): what was there before stays.
     out = os.path.join(tmp, "out")
-    os.mkdir(out)
-    target, html = os.path.join(out, "w.json"), os.path.join(out, "page.html")
-    for path in (target, html):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("the file that was there before\n")
+    target, html = earlier_files(out)
     before = snapshot(out)
     for name, args, path in [
             ("convert over a file, past the size limit", ["convert", weights, target, "--numbers"],
@@ -389,11 +396,7 @@ def full_disk_cases(tmp):
         subprocess.run(["rm", "-rf", model], check=True)
         # A file written before the disk filled stays as it was.
         old = os.path.join(disk, "old")
-        os.mkdir(old)
-        target, page = os.path.join(old, "w.json"), os.path.join(old, "page.html")
-        for path in (target, page):
-            with open(path, "w", encoding="utf-8") as f:
-                f.write("the file that was there before\n")
+        target, page = earlier_files(old)
         fill(disk)
         before = snapshot(old)
         default = os.path.join(DATA, "default", "weights.safetensors")

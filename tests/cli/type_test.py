@@ -174,9 +174,11 @@ class Checks:
             row += entry
         return row
 
-    def start_type(self, args=""):
+    def start_type(self, args="", shell=None):
+        """A new session running `t ARGS` (or the command line `shell`),
+        once nextword type shows its input row."""
         self.term.start()
-        self.term.command(f"t {args}".strip())
+        self.term.command(shell or f"t {args}".strip())
         self.term.wait(rows, "nextword type's input row")
 
     def wait_rows(self, text, suggestions=None, cursor=None, prompt=">"):
@@ -293,9 +295,7 @@ class Checks:
 
     # (5) Enter through $(...): exactly the line, status 0.
     def test_command_substitution(self):
-        self.term.start()
-        self.term.command("cap")
-        self.term.wait(rows, "nextword type's input row")
+        self.start_type(shell="cap")
         self.term.type("the end")
         self.wait_rows("the end")
         self.term.keys("Enter")
@@ -348,9 +348,7 @@ class Checks:
         before = "an earlier line\n" * 63  # 1,008 bytes: 16 more fit, not 24
         with open(history, "w") as f:
             f.write(before)
-        self.term.start()
-        self.term.command("(ulimit -f 1; trap '' XFSZ; t --history history.txt)")
-        self.term.wait(rows, "nextword type's input row")
+        self.start_type(shell="(ulimit -f 1; trap '' XFSZ; t --history history.txt)")
         self.term.type("zorblax was here again")
         self.wait_rows("zorblax was here again")
         self.term.keys("Enter")

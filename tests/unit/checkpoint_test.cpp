@@ -76,7 +76,8 @@ TEST_CASE("a missing or damaged checkpoint is refused, naming the file and field
       {reinterpret_cast<const char*>(short_params.data()), short_params.size() * sizeof(float)});
   tmp.write("run/checkpoint.json", j.dump());
   CHECK(model_error_of([&] { resume_training(o.out_dir, {}, std::nullopt); }) ==
-        file + ": params: does not hold " + std::to_string(n) + " float32 values");
+        file + ": params: holds " + std::to_string(n - 1) + " float32 values, its options need " +
+            std::to_string(n));
 
   j = good;
   j["version"] = 2;

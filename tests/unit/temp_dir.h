@@ -32,18 +32,25 @@ struct TempDir {
   }
 };
 
+// The message of the error of kind `code` that `run()` throws; fails the
+// test when it throws none or another kind.
+template <typename Run>
+std::string error_of(ExitCode code, Run run) {
+  try {
+    run();
+  } catch (const Error& e) {
+    CHECK(e.code() == code);
+    return e.message();
+  }
+  FAIL("it did not fail");
+  return "";
+}
+
 // The message of the model error `load()` throws; fails the test when it
 // throws none.
 template <typename Load>
 std::string model_error_of(Load load) {
-  try {
-    load();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kModel);
-    return e.what();
-  }
-  FAIL("it loaded");
-  return "";
+  return error_of(ExitCode::kModel, load);
 }
 
 }  // namespace nextword::testing
