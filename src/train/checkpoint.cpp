@@ -14,6 +14,7 @@
 #include "model/model_writer.h"
 #include "model/vocabulary.h"
 #include "model/weights_file.h"
+#include "train/data_parallel.h"
 
 namespace nextword {
 namespace {
@@ -145,6 +146,14 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
 void Checkpoint::check() const {
   const std::string& file = file_;
   const TrainOptions& o = record.options;
+  // Another count of ranks would split the batches, and draw dropout masks,
+  // otherwise than the run did: a usage error, before the options' rules
+  // (which split the batch over the ranks of this run).
+  if (record.ranks != data_parallel::ranks()) {
+    throw Error(ExitCode::kUsage, file + ": ranks: saved by " + std::to_string(record.ranks) +
+                                      " ranks, resumed with " +
+                                      std::to_string(data_parallel::ranks()));
+  }
   try {
     check_options(o);
   } catch (const Error& e) {

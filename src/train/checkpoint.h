@@ -37,7 +37,8 @@ void save_checkpoint(const RunRecord& record, const Model& model, const std::vec
                      const std::vector<float>& v);
 
 // checkpoint.json of `dir`, read back. Throws Error(kIo) when there is none,
-// model_error when it is not a valid checkpoint.
+// Error(kUsage) when it was saved by another number of mpirun's ranks than
+// this run has, model_error when it is not a valid checkpoint.
 class Checkpoint {
  public:
   explicit Checkpoint(const std::string& dir);

@@ -409,13 +409,6 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                              std::optional<int> threads) {
   const Checkpoint checkpoint(dir);
-  // Another count of ranks would split the batches, and draw dropout masks,
-  // otherwise than the run did.
-  if (checkpoint.record.ranks != data_parallel::ranks()) {
-    throw usage_error(checkpoint.file() + ": ranks: saved by " +
-                      std::to_string(checkpoint.record.ranks) + " ranks, resumed with " +
-                      std::to_string(data_parallel::ranks()));
-  }
   Run run;
   run.options = checkpoint.record.options;
   if (threads) run.options.threads = *threads;
