@@ -164,7 +164,7 @@ void Checkpoint::check() const {
     throw model_error(file, "vocab",
                       "holds " + std::to_string(words.size()) + " words, fewer than 3");
   }
-  const Vocabulary vocabulary(words, file);  // no word twice
+  const Vocabulary vocabulary(words, file + ": vocab");  // no word twice
   if (o.model.has_bos() && vocabulary.find(o.model.bos_token) < 0) {
     throw model_error(file, "vocab", "has no entry for bos_token \"" + o.model.bos_token + "\"");
   }
@@ -180,10 +180,16 @@ void Checkpoint::check() const {
   }
 }
 
-int64_t Checkpoint::stored_floats(const char* field) const {
+const std::string& Checkpoint::tensor_text(const char* field) const {
   const auto value = json_.find(field);
-  if (value == json_.end() || !value->is_string()) return 0;
-  const std::string& text = value->get_ref<const std::string&>();
+  if (value == json_.end() || !value->is_string()) {
+    throw model_error(file_, field, "must be a string of base64 float32 values");
+  }
+  return value->get_ref<const std::string&>();
+}
+
+int64_t Checkpoint::stored_floats(const char* field) const {
+  const std::string& text = tensor_text(field);
   size_t padding = 0;
   while (padding < 2 && padding < text.size() && text[text.size() - 1 - padding] == '=') ++padding;
   return static_cast<int64_t>((text.size() / 4 * 3 - std::min(padding, text.size() / 4 * 3)) /
@@ -191,11 +197,7 @@ int64_t Checkpoint::stored_floats(const char* field) const {
 }
 
 void Checkpoint::restore(const char* field, float* out, size_t n) const {
-  const auto value = json_.find(field);
-  if (value == json_.end() || !value->is_string()) {
-    throw model_error(file_, field, "must be a string of base64 float32 values");
-  }
-  std::optional<std::string> bytes = base64_decode(value->get_ref<const std::string&>());
+  std::optional<std::string> bytes = base64_decode(tensor_text(field));
   if (!bytes || bytes->size() != n * sizeof(float)) {
     throw model_error(file_, field, "does not hold " + std::to_string(n) + " float32 values");
   }

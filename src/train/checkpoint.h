@@ -52,13 +52,16 @@ class Checkpoint {
   // model_error unless it holds n float32 values.
   void restore(const char* field, float* out, size_t n) const;
   // How many float32 values tensor `field` holds, read from its length
-  // alone (0 when it is not a string): checked before anything is allocated.
+  // alone: checked before anything is allocated. model_error unless it is a
+  // string.
   int64_t stored_floats(const char* field) const;
 
  private:
   // model_error unless the options obey the command line's rules and the
   // vocabulary and tensor sizes agree with them.
   void check() const;
+  // The base64 text of tensor `field`; model_error unless it is a string.
+  const std::string& tensor_text(const char* field) const;
 
   std::string file_;
   nlohmann::json json_;

@@ -569,7 +569,10 @@ def checkpoint_cases(tmp):
     cases = [
         ("a checkpoint that is an array", "[1]", "checkpoint.json: format: not a nextword checkpoint"),
         ("a checkpoint with a number for params", edited(lambda j: j.update(params=5)),
-         "checkpoint.json: params: holds 0 float32 values, its options need"),
+         "checkpoint.json: params: must be a string of base64 float32 values"),
+        ("a checkpoint with a word twice",
+         edited(lambda j: j.update(vocab=j["vocab"][:-1] + [j["vocab"][2]])),
+         "checkpoint.json: vocab: [9]: duplicate word"),
         ("a checkpoint with a batch of 0", edited(lambda j: j["options"].update(batch=0)),
          "checkpoint.json: options: train: --batch must be at least 1"),
         ("a checkpoint with an empty vocabulary", edited(lambda j: j.update(vocab=[])),
