@@ -14,9 +14,11 @@ if [[ "${1:-}" == "--test" ]]; then
   # presage (its library, text2ngram and stock database) as the yardstick of
   # keystroke savings, never linked into nextword; GNU parallel and rsync (its
   # --basefile transfer) for the split-input and multi-host tests; Open MPI
-  # for data-parallel training (the CMake option NEXTWORD_MPI).
+  # for data-parallel training (the CMake option NEXTWORD_MPI); time (peak
+  # memory) and mount (a small tmpfs that fills) for the error matrix.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
-             presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev)
+             presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
+             time mount)
 fi
 
 missing=()

@@ -70,7 +70,6 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   bool ok = (!exists || ::fchmod(d.fd, info.st_mode & 07777) == 0) && write_all(d.fd, content) &&
             ::fsync(d.fd) == 0 && d.close();
   int error = errno;
-  d.close();
   if (ok && std::rename(temp.c_str(), target.c_str()) != 0) {
     ok = false;
     error = errno;

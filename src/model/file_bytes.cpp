@@ -83,6 +83,10 @@ void check_json_start(const std::string& path, std::string_view first, std::stri
   }
 }
 
+void check_json_object_start(const std::string& path, std::string_view first) {
+  check_json_start(path, first, "{");
+}
+
 std::shared_ptr<FileBytes> FileBytes::from_bytes(const std::string& path, std::string bytes) {
   std::shared_ptr<FileBytes> file(new FileBytes(path));
   file->copy_ = std::move(bytes);

@@ -28,6 +28,9 @@ struct FileLimits {
 // First bytes of a JSON file: after any whitespace, one of `openers`
 // ("{" for weights.json, "[{" for vocab.json).
 void check_json_start(const std::string& path, std::string_view first, std::string_view openers);
+// check_json_start for a file holding one JSON object (weights.json,
+// checkpoint.json), in the shape FileLimits::check_start takes.
+void check_json_object_start(const std::string& path, std::string_view first);
 
 class FileBytes {
  public:

@@ -11,11 +11,8 @@ WeightsFile read_weights(const std::string& path) {
     return read_safetensors(FileBytes::open(
         path, FileLimits{kMaxWeightsBytes, "a safetensors file", check_safetensors_start}));
   }
-  const auto json_start = [](const std::string& file, std::string_view first) {
-    check_json_start(file, first, "{");
-  };
-  return read_weights_json(
-      *FileBytes::open(path, FileLimits{kMaxWeightsBytes, "a weights.json", json_start}));
+  return read_weights_json(*FileBytes::open(
+      path, FileLimits{kMaxWeightsBytes, "a weights.json", check_json_object_start}));
 }
 
 std::string encode_weights(const Config& config, const Weights& weights, WeightsFormat format) {

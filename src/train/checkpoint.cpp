@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <string_view>
 
 #include "base/error.h"
 #include "base/file_output.h"
@@ -112,11 +111,8 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
   if (!std::filesystem::exists(file_, ec)) {
     throw Error(ExitCode::kIo, file_ + ": cannot open: no checkpoint to resume from");
   }
-  const auto json_start = [](const std::string& file, std::string_view first) {
-    check_json_start(file, first, "{");
-  };
-  const std::shared_ptr<FileBytes> bytes =
-      FileBytes::open(file_, FileLimits{kMaxCheckpointBytes, "a checkpoint.json", json_start});
+  const std::shared_ptr<FileBytes> bytes = FileBytes::open(
+      file_, FileLimits{kMaxCheckpointBytes, "a checkpoint.json", check_json_object_start});
   try {
     json_ = json::parse(bytes->text());
   } catch (const json::exception& e) {
@@ -144,37 +140,35 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
 // A checkpoint is a file like any other: what the run relies on is checked,
 // and its sizes against what it holds before memory is allocated for them.
 void Checkpoint::check() const {
-  const std::string& file = file_;
   const TrainOptions& o = record.options;
   // Another count of ranks would split the batches, and draw dropout masks,
   // otherwise than the run did: a usage error, before the options' rules
   // (which split the batch over the ranks of this run).
   if (record.ranks != data_parallel::ranks()) {
-    throw Error(ExitCode::kUsage, file + ": ranks: saved by " + std::to_string(record.ranks) +
+    throw Error(ExitCode::kUsage, file_ + ": ranks: saved by " + std::to_string(record.ranks) +
                                       " ranks, resumed with " +
                                       std::to_string(data_parallel::ranks()));
   }
   try {
     check_options(o);
   } catch (const Error& e) {
-    throw model_error(file, "options", e.message());
+    throw model_error(file_, "options", e.message());
   }
-  const std::vector<std::string>& words = vocab;
-  if (words.size() < 3) {
-    throw model_error(file, "vocab",
-                      "holds " + std::to_string(words.size()) + " words, fewer than 3");
+  if (vocab.size() < 3) {
+    throw model_error(file_, "vocab",
+                      "holds " + std::to_string(vocab.size()) + " words, fewer than 3");
   }
-  const Vocabulary vocabulary(words, file + ": vocab");  // no word twice
+  const Vocabulary vocabulary(vocab, file_ + ": vocab");  // no word twice
   if (o.model.has_bos() && vocabulary.find(o.model.bos_token) < 0) {
-    throw model_error(file, "vocab", "has no entry for bos_token \"" + o.model.bos_token + "\"");
+    throw model_error(file_, "vocab", "has no entry for bos_token \"" + o.model.bos_token + "\"");
   }
   Config c = o.model;
-  c.vocab_size = static_cast<int>(words.size());
+  c.vocab_size = static_cast<int>(vocab.size());
   int64_t parameters = 0;
   for (const TensorSpec& spec : trained_tensors(o, c)) parameters += spec.size();
   const int64_t stored = stored_floats("params");
   if (parameters != stored) {
-    throw model_error(file, "params",
+    throw model_error(file_, "params",
                       "holds " + std::to_string(stored) + " float32 values, its options need " +
                           std::to_string(parameters));
   }

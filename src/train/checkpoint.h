@@ -46,8 +46,6 @@ class Checkpoint {
   RunRecord record;  // options.out_dir is `dir`
   std::vector<std::string> vocab;
 
-  const std::string& file() const { return file_; }  // DIR/checkpoint.json
-
   // Copies tensor `field` ("params", "adam_m" or "adam_v") into out[n];
   // model_error unless it holds n float32 values.
   void restore(const char* field, float* out, size_t n) const;

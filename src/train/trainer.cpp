@@ -20,11 +20,18 @@
 #include "transformer/transformer.h"
 
 namespace nextword {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
+
+}  // namespace
 
 void check_options(const TrainOptions& o) {
   const Config& c = o.model;
   auto require = [](bool ok, const std::string& what) {
-    if (!ok) throw Error(ExitCode::kUsage, what);
+    if (!ok) throw usage_error(what);
   };
   require(!o.corpus.empty(), "train: no corpus file given");
   require(!o.out_dir.empty(), "train: --output DIR is required");
@@ -62,10 +69,6 @@ std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) 
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
 
 // GPT-2's initialization, by each tensor's role (TensorRole): matrices
 // N(0, init_std), the projections that feed the residual stream scaled by
