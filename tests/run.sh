@@ -21,4 +21,14 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPI
   -DNEXTWORD_REQUIRE_BROWSER=ON -DBUILD_TESTING=ON \
   -DNEXTWORD_FUZZ_SECONDS="${NEXTWORD_FUZZ_SECONDS:-60}" >/dev/null
 cmake --build build-sanitize -j"$(nproc)"
+# LLVM's libomp registers each process in /dev/shm/__KMP_REGISTERED_LIB_PID_UID
+# and reads the file of a new process with the same pid; one left empty by a
+# process that died while creating it makes that process fail with SIGBUS.
+# Remove those of processes that are gone (their pid is not running).
+for f in /dev/shm/__KMP_REGISTERED_LIB_*; do
+  [[ -f "$f" && ! -s "$f" && -O "$f" ]] || continue
+  pid=${f#/dev/shm/__KMP_REGISTERED_LIB_}
+  pid=${pid%%_*}
+  kill -0 "$pid" 2>/dev/null || rm -f "$f"
+done
 ctest --test-dir build-sanitize --output-on-failure -j"$(nproc)"
