@@ -13,6 +13,7 @@
 #include "base/random.h"
 #include "base/threading.h"
 #include "math/kernels.h"
+#include "math/row_products.h"
 
 // The element loops below are compiled for AVX-512, AVX2 and plain x86-64,
 // and the best the CPU has is picked when the program starts.
@@ -28,92 +29,40 @@ namespace {
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
 
-// A row of C = A op(B) is not always the same bits whatever the other rows
-// of the call. OpenBLAS 0.3.21 (Debian 12) picks its kernel from the whole
-// call's shape: a small-matrix kernel, which sums in another order, for calls
-// of at most 100^3 multiply-adds (kernel/x86_64/
-// sgemm_small_kernel_permit_skylakex.c, on AVX-512 machines); a "direct"
-// kernel for some row-major calls; else the packed blocked kernel, where rows
-// past the last multiple of the kernel's unroll (4 here) go through tail
-// kernels. Measured with one call per product (tests/unit/layers_test.cpp,
-// "a product row does not depend on the rows beside it", which then fails 22
-// of its checks): with K = 512, N = 128 (the default model's feed-forward
-// W_out) a row alone differed from the same row among 16 or more, so a
-// phrase's last digits depended on the phrases that shared its batch, its
-// thread and its process.
-//
-// So under Threading::kRows every call avoids the first two and the tails:
-// its row count is a multiple of block_rows(N, K), a multiple of 16 rows that
-// is above 100^3 multiply-adds alone; the whole blocks of a product (of a
-// thread's share) go in one call and the last rows, padded with zero rows to
-// a block, in another; and the call is made column-major, which is what
-// CBLAS does with a row-major call anyway, minus the direct kernel's check.
-// Every row then takes the blocked kernel's path, whose order of sums depends
-// on K alone. The test checks it on the default model's shapes and on small
-// ones, at 1 and 2 threads. Costs (README, "Records"): a phrase alone pays
-// for the padding (the default model's products take 16 to 64 rows); a
-// stream pays the padding of one block per product per batch. Calls of
-// exactly one block each would also work, but repacking the weights for
-// every block made `score` 12% slower.
-constexpr int kRowUnit = 16;
-constexpr double kSmallProduct = 100.0 * 100.0 * 100.0;
-
-int block_rows(int N, int K) {
-  const double per_row = std::max(1.0, static_cast<double>(N) * K);
-  const auto units = static_cast<int>(kSmallProduct / (per_row * kRowUnit)) + 1;
-  return units * kRowUnit;
-}
-
-// Row-major C[M, N] = A[M, K] op(B) as column-major C^T = op(B)^T A^T.
-void sgemm(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
-           const float* B, int ldb, float* C, int ldc) {
-  cblas_sgemm(CblasColMajor, transpose_B, CblasNoTrans, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, C,
-              ldc);
-}
-
-// Rows [begin, end) of C = A op(B), begin a multiple of `block`: the whole
-// blocks in one call, the last rows padded to a block of their own.
-void gemm_blocks(CBLAS_TRANSPOSE transpose_B, int block, int begin, int end, int N, int K,
-                 const float* A, int lda, const float* B, int ldb, float* C, int ldc) {
-  const int whole = (end - begin) / block * block;
-  if (whole > 0) {
-    sgemm(transpose_B, whole, N, K, A + area(begin, lda), lda, B, ldb, C + area(begin, ldc), ldc);
-  }
-  const int r = begin + whole, m = end - r;
-  if (m == 0) return;
-  thread_local std::vector<float> A_pad, C_pad;
-  A_pad.resize(area(block, lda));
-  C_pad.resize(area(block, ldc));
-  std::copy_n(A + area(r, lda), area(m - 1, lda) + static_cast<size_t>(K), A_pad.data());
-  std::fill(A_pad.begin() + static_cast<std::ptrdiff_t>(area(m, lda)), A_pad.end(), 0.0f);
-  sgemm(transpose_B, block, N, K, A_pad.data(), lda, B, ldb, C_pad.data(), ldc);
-  for (int i = 0; i < m; ++i) {
-    std::copy_n(C_pad.data() + area(i, ldc), N, C + area(r + i, ldc));
-  }
-}
-
 // C[M, N] = A[M, K] op(B). Under Threading::kBlas (training) one OpenBLAS
-// call on OpenBLAS's threads; otherwise in blocks (above), shared by the
-// OpenMP threads when there is enough work.
+// call on OpenBLAS's threads. Under kRows (everything that prints results)
+// the kernels of math/row_products.h, whose rows do not depend on the rows
+// beside them (OpenBLAS's do, see there), shared by the OpenMP threads when
+// there is enough work: so a phrase gives the same bits alone, in a batch, on
+// any thread and in any process. tests/unit/layers_test.cpp ("a product row
+// does not depend on the rows beside it") checks it.
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                const float* B, int ldb, float* C, int ldc) {
   if (!fixed_row_blocks()) {
-    sgemm(transpose_B, M, N, K, A, lda, B, ldb, C, ldc);
+    // Row-major C = A op(B) as column-major C^T = op(B)^T A^T, as CBLAS does.
+    cblas_sgemm(CblasColMajor, transpose_B, CblasNoTrans, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, C,
+                ldc);
     return;
   }
-  const int block = block_rows(N, K);
-  const int blocks = (M + block - 1) / block;
+  auto rows = [&](int begin, int end) {
+    if (begin >= end) return;
+    if (transpose_B == CblasTrans) {
+      row_product_transposed(end - begin, N, K, A + area(begin, lda), lda, B, ldb,
+                             C + area(begin, ldc), ldc);
+    } else {
+      row_product(end - begin, N, K, A + area(begin, lda), lda, B, ldb, C + area(begin, ldc), ldc);
+    }
+  };
   const double work = static_cast<double>(M) * N * K;
-  if (!rows_split() || blocks < 2 || work < kParallelProduct || omp_in_parallel()) {
-    gemm_blocks(transpose_B, block, 0, M, N, K, A, lda, B, ldb, C, ldc);
+  if (!rows_split() || M < 2 || work < kParallelProduct || omp_in_parallel()) {
+    rows(0, M);
     return;
   }
 #pragma omp parallel
   {
     const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    const int begin = blocks * id / count * block;
-    const int end = std::min(M, blocks * (id + 1) / count * block);
-    if (begin < end) gemm_blocks(transpose_B, block, begin, end, N, K, A, lda, B, ldb, C, ldc);
+    rows(static_cast<int>(int64_t{M} * id / count),
+         static_cast<int>(int64_t{M} * (id + 1) / count));
   }
 }
 

@@ -1,0 +1,84 @@
+#include "math/row_products.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "math/layers.h"
+
+// Compiled for AVX-512, AVX2 and plain x86-64; the sums are the same bits in
+// each (no fused multiply-add: -ffp-contract=off, see CMakeLists.txt).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NEXTWORD_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NEXTWORD_VECTOR_CLONES
+#endif
+
+namespace nextword {
+namespace {
+
+constexpr int kRowBlock = 4;      // rows that share each loaded row of B
+constexpr int kColumnBlock = 64;  // columns of C kept in the accumulators
+constexpr int kDotLanes = 16;     // partial sums of a dot product
+
+// Rows [i, i + rows) and columns [j, j + width) of C = A B, rows <= kRowBlock,
+// width <= kColumnBlock.
+NEXTWORD_VECTOR_CLONES void block_nn(int rows, int width, int K, const float* A, int lda,
+                                     const float* B, int ldb, float* C, int ldc) {
+  float acc[kRowBlock][kColumnBlock] = {};
+  if (width == kColumnBlock) {
+    for (int k = 0; k < K; ++k) {
+      const float* b = B + area(k, ldb);
+      for (int r = 0; r < rows; ++r) {
+        const float a = A[area(r, lda) + static_cast<size_t>(k)];
+        for (int j = 0; j < kColumnBlock; ++j) acc[r][j] += a * b[j];
+      }
+    }
+  } else {
+    for (int k = 0; k < K; ++k) {
+      const float* b = B + area(k, ldb);
+      for (int r = 0; r < rows; ++r) {
+        const float a = A[area(r, lda) + static_cast<size_t>(k)];
+        for (int j = 0; j < width; ++j) acc[r][j] += a * b[j];
+      }
+    }
+  }
+  for (int r = 0; r < rows; ++r) std::copy_n(acc[r], width, C + area(r, ldc));
+}
+
+// One dot product of n floats, in kDotLanes lanes then a fixed order.
+NEXTWORD_VECTOR_CLONES float dot(const float* a, const float* b, int n) {
+  float lane[kDotLanes] = {};
+  int k = 0;
+  for (; k + kDotLanes <= n; k += kDotLanes) {
+    for (int l = 0; l < kDotLanes; ++l) lane[l] += a[k + l] * b[k + l];
+  }
+  for (int l = 0; k < n; ++k, ++l) lane[l] += a[k] * b[k];
+  for (int width = kDotLanes / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) lane[l] += lane[l + width];
+  }
+  return lane[0];
+}
+
+}  // namespace
+
+void row_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+                 int ldc) {
+  for (int i = 0; i < M; i += kRowBlock) {
+    const int rows = std::min(kRowBlock, M - i);
+    for (int j = 0; j < N; j += kColumnBlock) {
+      block_nn(rows, std::min(kColumnBlock, N - j), K, A + area(i, lda), lda, B + j, ldb,
+               C + area(i, ldc) + static_cast<size_t>(j), ldc);
+    }
+  }
+}
+
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                            float* C, int ldc) {
+  for (int i = 0; i < M; ++i) {
+    const float* a = A + area(i, lda);
+    float* c = C + area(i, ldc);
+    for (int j = 0; j < N; ++j) c[j] = dot(a, B + area(j, ldb), K);
+  }
+}
+
+}  // namespace nextword
