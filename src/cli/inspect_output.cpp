@@ -85,7 +85,7 @@ std::string activation_text(const Inspection& inspection, const NamedActivation&
 
 // What the constant of an attribution holds, for this model.
 std::string constant_terms(const Model& model) {
-  const bool norm = model.config.norm == Norm::kLayerNorm;
+  const bool norm = model.weights.final_norm_bias != nullptr;
   const bool bias = model.weights.classifier_bias != nullptr;
   return norm && bias ? "final_norm's bias and the classifier bias"
          : norm       ? "final_norm's bias"

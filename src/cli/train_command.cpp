@@ -24,6 +24,7 @@ struct TrainCommand {
   bool no_residual = false, no_causal = false, untied = false, no_bos = false;
   bool no_lowercase = false, no_split_punctuation = false;
   std::string format = "text";
+  CLI::Option* rope_theta = nullptr;
 
   TrainCommand() {
     o.model.d_model = 128;
@@ -53,15 +54,18 @@ struct TrainCommand {
     c.add_option("--d-ff", d_ff, "Feedforward width, 0 for none (default: 4 x d-model)");
     c.add_option("--context", o.model.max_len, "Longest context in words (max_len)")
         ->capture_default_str();
-    c.add_option("--positional", positional, "none, learned or sinusoidal")
-        ->check(CLI::IsMember({"none", "learned", "sinusoidal"}))
+    c.add_option("--positional", positional, "none, learned, sinusoidal or rope")
+        ->check(CLI::IsMember({"none", "learned", "sinusoidal", "rope"}))
         ->capture_default_str();
-    c.add_option("--norm", norm, "none or layernorm")
-        ->check(CLI::IsMember({"none", "layernorm"}))
+    rope_theta = c.add_option("--rope-theta", o.model.rope_theta,
+                              "Base of the rotary positions' frequencies")
+                     ->capture_default_str();
+    c.add_option("--norm", norm, "none, layernorm or rmsnorm")
+        ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}))
         ->capture_default_str();
-    c.add_option("--norm-eps", o.model.norm_eps, "Layer norm epsilon")->capture_default_str();
-    c.add_option("--activation", activation, "gelu or relu")
-        ->check(CLI::IsMember({"gelu", "relu"}))
+    c.add_option("--norm-eps", o.model.norm_eps, "Norm epsilon")->capture_default_str();
+    c.add_option("--activation", activation, "gelu, relu or swiglu (gated: W_gate, W_in, W_out)")
+        ->check(CLI::IsMember({"gelu", "relu", "swiglu"}))
         ->capture_default_str();
     c.add_option("--scale", scale, "Attention scale: sqrt_dk or none")
         ->check(CLI::IsMember({"sqrt_dk", "none"}))
@@ -71,6 +75,7 @@ struct TrainCommand {
     c.add_flag("--untied", untied, "A classifier of its own instead of the embedding");
     c.add_flag("--attention-bias", o.attention_bias, "Train biases b_q, b_k, b_v, b_o");
     c.add_flag("--classifier-bias", o.classifier_bias, "Train the classifier bias");
+    c.add_flag("!--no-ffn-bias", o.ffn_bias, "No feed-forward biases b_in, b_out (b_gate)");
     c.add_flag("--no-lowercase", no_lowercase, "Keep capitals (tokenizer)");
     c.add_flag("--no-split-punctuation", no_split_punctuation, "Keep punctuation inside words");
     c.add_option("--unk-token", o.model.unk_token, "The unknown-word token")->capture_default_str();
@@ -121,6 +126,8 @@ struct TrainCommand {
     nlohmann::json config = config_to_json(m);
     config["vocab_size"] = std::max(o.vocab_size, 1);
     config["positional"] = positional;
+    // Given without rope, parse_config refuses it as it refuses it in a file.
+    if (positional == "rope" || rope_theta->count() > 0) config["rope_theta"] = o.model.rope_theta;
     config["norm"] = norm;
     config["activation"] = activation;
     config["scale"] = scale;

@@ -19,11 +19,12 @@ struct Readout {
   double operator()(const std::vector<double>& p) const {
     const Config& c = model.config;
     const int d = c.d_model;
-    const bool layernorm = c.norm == Norm::kLayerNorm;
+    // layernorm subtracts the row's mean; rmsnorm only divides by its scale.
+    const bool layernorm = c.norm == Norm::kLayerNorm, norm = c.norm != Norm::kNone;
     const double mean = layernorm ? std::accumulate(p.begin(), p.end(), 0.0) / d : 0.0;
     double value = 0;
     for (int j = 0; j < d; ++j) {
-      const double gain = layernorm ? model.weights.final_norm_weight[j] / sigma : 1.0;
+      const double gain = norm ? model.weights.final_norm_weight[j] / sigma : 1.0;
       value += (p[static_cast<size_t>(j)] - mean) * gain * C[j];
     }
     return value;
@@ -47,10 +48,13 @@ Attribution attribute(const Inspection& inspection, int id) {
   out.logit = inspection.final_logits()[static_cast<size_t>(id)];
 
   Readout readout{model, w.classifier + area(id, d)};
-  if (c.norm == Norm::kLayerNorm) {
+  if (c.norm != Norm::kNone) {
     // sigma as final_norm computed it for this row.
     const float* x = inspection.residual({L, false}).data() + area(last, d);
-    readout.sigma = 1.0 / row_statistics(x, d, c.norm_eps).rstd;
+    readout.sigma = c.norm == Norm::kLayerNorm ? 1.0 / row_statistics(x, d, c.norm_eps).rstd
+                                               : 1.0 / rms_rstd(x, d, c.norm_eps);
+  }
+  if (w.final_norm_bias != nullptr) {
     for (int j = 0; j < d; ++j)
       out.constant += static_cast<double>(w.final_norm_bias[j]) * readout.C[j];
   }
@@ -63,7 +67,7 @@ Attribution attribute(const Inspection& inspection, int id) {
   const int first = c.residual || L == 0 ? 0 : L;
   if (first == 0) {
     add("embed", row_of({w.embedding, area(c.vocab_size, d)}, inspection.input().ids.back(), d));
-    if (c.positional != Positional::kNone) {
+    if (c.adds_positions()) {
       add("pos_embed", row_of(inspection.position_embedding(), last, d));
     }
   }

@@ -18,6 +18,14 @@ std::vector<float> columns(const std::vector<float>& rows, int T, int ld, int fi
   return out;
 }
 
+// in[T, m] W[m, n] + b: a projection as the forward pass makes it.
+std::vector<float> projection(const float* in, const float* W, const float* b, int T, int m,
+                              int n) {
+  std::vector<float> out(area(T, n));
+  matmul_forward(out.data(), in, W, b, T, m, n);
+  return out;
+}
+
 // S_i = Q_i K_i^T * s per head, -inf where a causal model masks (key after
 // query): [h, T, T], what the softmax rows of A are taken of.
 std::vector<float> attention_scores(const Config& c, const std::vector<float>& QKV, int T) {
@@ -46,7 +54,7 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
   const Config& c = model.config;
   const Activations& a = inspection.activations();
   const int T = inspection.length(), d = c.d_model, h = c.n_heads;
-  const bool layernorm = c.norm == Norm::kLayerNorm;
+  const bool norm = c.norm != Norm::kNone, rope = c.positional == Positional::kRope;
   std::vector<NamedActivation> out;
   auto add = [&out](std::string name, std::vector<int> shape, std::vector<float> data,
                     std::string formula) {
@@ -58,13 +66,13 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
     out.push_back({std::move(name), axes, std::move(shape), std::move(data), std::move(formula)});
   };
   // The names of the formulas: U is the normed stream, or X itself without a norm.
-  const std::string U = layernorm ? "U" : "X";
+  const std::string U = norm ? "U" : "X";
   const std::string plus = c.residual ? "X + " : "";
 
   std::vector<float> E(area(T, d));
   embedding_forward(E.data(), model.weights.embedding, inspection.input().ids.data(), T, d);
   add("hook_embed", {T, d}, std::move(E), "X = E[ids]");
-  if (c.positional != Positional::kNone) {
+  if (c.adds_positions()) {
     add("hook_pos_embed", {T, d}, inspection.position_embedding(),
         c.positional == Positional::kLearned ? "P[0..T-1], added to X"
                                              : "the sinusoids, added to X");
@@ -78,11 +86,25 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
       return std::vector<float>(x.begin(), x.end());
     };
     add(block + "hook_resid_pre", {T, d}, layer.X_in, "X entering layer " + std::to_string(l + 1));
-    if (layernorm) add(block + "ln1.hook_normalized", {T, d}, layer.U1, "U = norm1(X)");
-    add(block + "attn.hook_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, qk),
-        "Q = " + U + " W_q + b_q");
-    add(block + "attn.hook_k", {T, h, c.d_k}, columns(layer.QKV, T, ld, qk, qk),
-        "K = " + U + " W_k + b_k");
+    if (norm) add(block + "ln1.hook_normalized", {T, d}, layer.U1, "U = norm1(X)");
+    if (rope) {
+      // Q and K as the projections made them; QKV holds them turned.
+      const LayerWeights& w = model.weights.layers[static_cast<size_t>(l)];
+      const float* in = norm ? layer.U1.data() : layer.X_in.data();
+      add(block + "attn.hook_q", {T, h, c.d_k}, projection(in, w.w_q, w.b_q, T, d, qk),
+          "Q = " + U + " W_q + b_q");
+      add(block + "attn.hook_k", {T, h, c.d_k}, projection(in, w.w_k, w.b_k, T, d, qk),
+          "K = " + U + " W_k + b_k");
+      add(block + "attn.hook_rot_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, qk),
+          "Q with each pair of a head's columns turned by position p times its frequency");
+      add(block + "attn.hook_rot_k", {T, h, c.d_k}, columns(layer.QKV, T, ld, qk, qk),
+          "K with each pair of a head's columns turned by position p times its frequency");
+    } else {
+      add(block + "attn.hook_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, qk),
+          "Q = " + U + " W_q + b_q");
+      add(block + "attn.hook_k", {T, h, c.d_k}, columns(layer.QKV, T, ld, qk, qk),
+          "K = " + U + " W_k + b_k");
+    }
     add(block + "attn.hook_v", {T, h, c.d_v}, columns(layer.QKV, T, ld, 2 * qk, h * c.d_v),
         "V = " + U + " W_v + b_v");
     add(block + "attn.hook_attn_scores", {h, T, T}, attention_scores(c, layer.QKV, T),
@@ -96,19 +118,26 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
         "O = concat(head_i) W_o + b_o");
     add(block + "hook_resid_mid", {T, d}, residual({l + 1, true}), "X = " + plus + "O");
     if (c.d_ff > 0) {
-      if (layernorm) add(block + "ln2.hook_normalized", {T, d}, layer.U2, "norm2(X)");
-      add(block + "mlp.hook_pre", {T, c.d_ff}, layer.H_pre,
-          std::string(layernorm ? "norm2(X)" : "X") + " W_in + b_in");
-      add(block + "mlp.hook_post", {T, c.d_ff}, layer.H,
-          std::string(c.activation == Activation::kGelu ? "gelu" : "relu") + "(hook_pre)");
+      if (norm) add(block + "ln2.hook_normalized", {T, d}, layer.U2, "norm2(X)");
+      const std::string in = norm ? "norm2(X)" : "X";
+      if (c.gated()) {
+        // TransformerLens's gated MLP: hook_pre is the gate, hook_pre_linear the up projection.
+        add(block + "mlp.hook_pre", {T, c.d_ff}, layer.G_pre, in + " W_gate + b_gate");
+        add(block + "mlp.hook_pre_linear", {T, c.d_ff}, layer.H_pre, in + " W_in + b_in");
+        add(block + "mlp.hook_post", {T, c.d_ff}, layer.H, "silu(hook_pre) * hook_pre_linear");
+      } else {
+        add(block + "mlp.hook_pre", {T, c.d_ff}, layer.H_pre, in + " W_in + b_in");
+        add(block + "mlp.hook_post", {T, c.d_ff}, layer.H,
+            std::string(to_string(c.activation)) + "(hook_pre)");
+      }
       add(block + "hook_mlp_out", {T, d}, inspection.mlp_out(l), "F = hook_post W_out + b_out");
     }
     add(block + "hook_resid_post", {T, d}, residual({l + 1, false}),
         c.d_ff > 0 ? "X = " + plus + "F" : "X (no feed-forward block)");
   }
-  if (layernorm) add("ln_final.hook_normalized", {T, d}, a.Z, "z = final_norm(X)");
+  if (norm) add("ln_final.hook_normalized", {T, d}, a.Z, "z = final_norm(X)");
   add("logits", {c.vocab_size}, inspection.final_logits(),
-      std::string(layernorm ? "z" : "X") + " C^T + c at the last position");
+      std::string(norm ? "z" : "X") + " C^T + c at the last position");
   return out;
 }
 

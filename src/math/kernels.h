@@ -71,4 +71,22 @@ inline RowStatistics row_statistics(const float* x, int d, float eps) {
   return {mean, 1.0 / std::sqrt(var + eps)};
 }
 
+// 1 / sqrt(mean(x^2) + eps), RMSNorm's scale of a row, accumulated in double.
+inline double rms_rstd(const float* x, int d, float eps) {
+  return 1.0 / std::sqrt(squared_deviation(x, d, 0.0) / d + eps);
+}
+
+// Rotary positions' cos and sin: [positions, d_k/2, 2], entry (p, i) the cos
+// and sin of p * theta^(-2i/d_k), computed in double and kept per thread for
+// the (d_k, theta) last asked for (layers.cpp), so that a row's angles are the
+// same bits whatever the pass they are used in.
+const float* rope_cos_sin(int positions, int d_k, float theta);
+
+// silu(g) = g * sigmoid(g) and its derivative sigmoid(g) (1 + g (1 - sigmoid(g))),
+// from sigmoid(g) = 1 / (1 + e^-g).
+inline float silu_of(float g, float sigmoid) { return g * sigmoid; }
+inline float silu_derivative(float g, float sigmoid) {
+  return sigmoid * (1.0f + g * (1.0f - sigmoid));
+}
+
 }  // namespace nextword

@@ -102,6 +102,19 @@ NEXTWORD_VECTOR_CLONES void gelu_block(float* x, size_t n, float c, float cubic)
   }
 }
 
+NEXTWORD_VECTOR_CLONES void rmsnorm_row(float* y, const float* x, const float* weight, int d,
+                                        float eps) {
+  const double rstd = rms_rstd(x, d, eps);
+  for (int j = 0; j < d; ++j) y[j] = static_cast<float>(x[j] * rstd) * weight[j];
+}
+
+NEXTWORD_VECTOR_CLONES void swiglu_block(float* H, const float* G, const float* U, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float sigmoid = 1.0f / (1.0f + fast_exp(-G[i]));
+    H[i] = silu_of(G[i], sigmoid) * U[i];
+  }
+}
+
 NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float* weight,
                                           const float* bias, int d, float eps) {
   const auto [mean, rstd] = row_statistics(x, d, eps);
@@ -149,6 +162,56 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
 #pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
   for (int t = 0; t < T; ++t) {
     layernorm_row(out + area(t, d), in + area(t, d), weight, bias, d, eps);
+  }
+}
+
+void rmsnorm_forward(float* out, const float* in, const float* weight, int T, int d, float eps) {
+#pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
+  for (int t = 0; t < T; ++t) rmsnorm_row(out + area(t, d), in + area(t, d), weight, d, eps);
+}
+
+const float* rope_cos_sin(int positions, int d_k, float theta) {
+  struct Table {
+    int d_k = 0;
+    float theta = 0;
+    std::vector<float> values;  // [positions, d_k/2, 2]
+  };
+  thread_local Table table;
+  if (table.d_k != d_k || table.theta != theta) table = {d_k, theta, {}};
+  const int half = d_k / 2;
+  for (auto p = static_cast<int>(table.values.size() / area(half, 2)); p < positions; ++p) {
+    for (int i = 0; i < half; ++i) {
+      const double angle = p * std::pow(static_cast<double>(theta), -2.0 * i / d_k);
+      table.values.push_back(static_cast<float>(std::cos(angle)));
+      table.values.push_back(static_cast<float>(std::sin(angle)));
+    }
+  }
+  return table.values.data();
+}
+
+void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, int first) {
+  const float* angles = rope_cos_sin(first + T, d_k, theta);
+  const int half = d_k / 2;
+  for (int t = 0; t < T; ++t) {
+    const float* cs = angles + area(first + t, d_k);
+    for (int h = 0; h < n_heads; ++h) {
+      float* pair = x + area(t, ld) + area(h, d_k);
+      for (int i = 0; i < half; ++i) {
+        const float c = cs[2 * i], s = cs[2 * i + 1], x0 = pair[2 * i], x1 = pair[2 * i + 1];
+        pair[2 * i] = x0 * c - x1 * s;
+        pair[2 * i + 1] = x0 * s + x1 * c;
+      }
+    }
+  }
+}
+
+void swiglu_forward(float* H, const float* G, const float* U, size_t n) {
+  constexpr size_t kBlock = 4096;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t at = b * kBlock;
+    swiglu_block(H + at, G + at, U + at, std::min(kBlock, n - at));
   }
 }
 

@@ -40,6 +40,23 @@ void sinusoid_forward(float* X, int T, int d);
 void layernorm_forward(float* out, const float* in, const float* weight, const float* bias, int T,
                        int d, float eps);
 
+// out[T, d] = in / sqrt(mean(in^2) + eps) * weight, per row (RMSNorm, no
+// bias, no mean subtracted). `out` may equal `in`.
+void rmsnorm_forward(float* out, const float* in, const float* weight, int T, int d, float eps);
+
+// Rotary position embedding (RoFormer; pairs as in llama2.c): in each of the
+// n_heads column blocks of d_k columns of x[T, ld], the pair of columns
+// (2i, 2i+1) of row t turns by the angle (first + t) * theta^(-2i/d_k):
+//   x[2i]   = x[2i] cos - x[2i+1] sin
+//   x[2i+1] = x[2i] sin + x[2i+1] cos
+// In place; d_k is even. Each element's result depends on its row's position
+// and its own pair only.
+void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, int first = 0);
+
+// H[n] = silu(G[n]) * U[n], silu(g) = g / (1 + e^-g): the gated unit of SwiGLU,
+// G the gate's and U the up projection's output.
+void swiglu_forward(float* H, const float* G, const float* U, size_t n);
+
 // row[n] = softmax(row); entries of -inf get probability 0. Stable for any
 // finite input (the maximum is subtracted first). Returns ln sum_j e^row[j]
 // (of the input), the normalizer that cross-entropy needs.
@@ -115,6 +132,19 @@ void position_backward(float* dP, const float* dX, int T, int d);
 // (mean and variance are recomputed from `in`).
 void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out,
                         const float* in, const float* weight, int T, int d, float eps);
+
+// Through rmsnorm_forward: d_in += ..., d_weight += ... (the scale is
+// recomputed from `in`).
+void rmsnorm_backward(float* d_in, float* d_weight, const float* d_out, const float* in,
+                      const float* weight, int T, int d, float eps);
+
+// Through rope_forward: dx turned back by the same angles (the rotation's
+// transpose), in place.
+void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, int first = 0);
+
+// Through swiglu_forward: dG[n] = dH U silu'(G), dU[n] = dH silu(G) (written).
+void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, const float* U,
+                     size_t n);
 
 // Through attention_forward for one window (h heads). dQ, dK, dV are written,
 // not added to. dS is scratch of [T, T]. `mask` and A_dropped are those of the

@@ -91,6 +91,61 @@ void layernorm_backward(float* d_in, float* d_weight, float* d_bias, const float
   }
 }
 
+void rmsnorm_backward(float* d_in, float* d_weight, const float* d_out, const float* in,
+                      const float* weight, int T, int d, float eps) {
+  // d_in: rows are independent. With n = x rstd and dn = dy * weight,
+  // dx = rstd * (dn - n * mean(dn * n)).
+#pragma omp parallel for schedule(static) if (area(T, d) >= kParallelRows)
+  for (int t = 0; t < T; ++t) {
+    const float* x = in + area(t, d);
+    const float* dy = d_out + area(t, d);
+    float* dx = d_in + area(t, d);
+    const double rstd = rms_rstd(x, d, eps);
+    double dnorm_norm_mean = 0.0;
+    for (int j = 0; j < d; ++j) dnorm_norm_mean += static_cast<double>(dy[j]) * weight[j] * x[j];
+    dnorm_norm_mean *= rstd / d;
+    for (int j = 0; j < d; ++j) {
+      const double norm = x[j] * rstd;
+      const double dnorm = static_cast<double>(dy[j]) * weight[j];
+      dx[j] += static_cast<float>(rstd * (dnorm - norm * dnorm_norm_mean));
+    }
+  }
+  // d_weight: sums over rows, in row order (the same at any thread count).
+  for (int t = 0; t < T; ++t) {
+    const float* x = in + area(t, d);
+    const float* dy = d_out + area(t, d);
+    const double rstd = rms_rstd(x, d, eps);
+    for (int j = 0; j < d; ++j) d_weight[j] += static_cast<float>(x[j] * rstd) * dy[j];
+  }
+}
+
+void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, int first) {
+  const float* angles = rope_cos_sin(first + T, d_k, theta);
+  const int half = d_k / 2;
+  for (int t = 0; t < T; ++t) {
+    const float* cs = angles + area(first + t, d_k);
+    for (int h = 0; h < n_heads; ++h) {
+      float* pair = dx + area(t, ld) + area(h, d_k);
+      for (int i = 0; i < half; ++i) {
+        const float c = cs[2 * i], s = cs[2 * i + 1], d0 = pair[2 * i], d1 = pair[2 * i + 1];
+        pair[2 * i] = d0 * c + d1 * s;
+        pair[2 * i + 1] = d1 * c - d0 * s;
+      }
+    }
+  }
+}
+
+void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, const float* U,
+                     size_t n) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t i = 0; i < n; ++i) {
+    const float sigmoid = 1.0f / (1.0f + std::exp(-G[i]));
+    const float dh = dH[i];
+    dU[i] = dh * silu_of(G[i], sigmoid);
+    dG[i] = dh * U[i] * silu_derivative(G[i], sigmoid);
+  }
+}
+
 void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
                         const float* A, const float* mask, const float* A_dropped, const float* Q,
                         const float* K, const float* V, int T, int n_heads, int d_k, int d_v,

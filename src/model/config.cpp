@@ -76,6 +76,14 @@ class ConfigReader {
     throw error(key, "must be one of " + allowed + ", got " + value->dump());
   }
 
+  float positive_number(const std::string& key, const json& value) const {
+    if (!value.is_number() || !(value.get<double>() > 0.0) || !std::isfinite(value.get<double>()) ||
+        !std::isfinite(static_cast<float>(value.get<double>()))) {
+      throw error(key, "must be a positive number, got " + value.dump());
+    }
+    return static_cast<float>(value.get<double>());
+  }
+
   std::string string(const std::string& key, const std::string& fallback) {
     const json* value = find(key);
     if (value == nullptr) return fallback;
@@ -124,21 +132,31 @@ Config parse_config(const json& object, const std::string& file) {
   const int no_ffn = 0;
   c.d_ff = in.integer("d_ff", 0, kMaxDimension, &no_ffn);
   c.activation = in.choice<Activation>(
-      "activation", {{"gelu", Activation::kGelu}, {"relu", Activation::kRelu}}, Activation::kGelu);
+      "activation",
+      {{"gelu", Activation::kGelu}, {"relu", Activation::kRelu}, {"swiglu", Activation::kSwiglu}},
+      Activation::kGelu);
   c.max_len = in.integer("max_len", 1, kMaxDimension, nullptr);
   c.positional = in.choice<Positional>("positional",
                                        {{"none", Positional::kNone},
                                         {"learned", Positional::kLearned},
-                                        {"sinusoidal", Positional::kSinusoidal}},
+                                        {"sinusoidal", Positional::kSinusoidal},
+                                        {"rope", Positional::kRope}},
                                        Positional::kNone);
-  c.norm = in.choice<Norm>("norm", {{"none", Norm::kNone}, {"layernorm", Norm::kLayerNorm}},
-                           Norm::kNone);
-  if (const json* eps = in.find("norm_eps")) {
-    if (!eps->is_number() || !(eps->get<double>() > 0.0) || !std::isfinite(eps->get<double>())) {
-      throw in.error("norm_eps", "must be a positive number, got " + eps->dump());
+  if (const json* theta = in.find("rope_theta")) {
+    if (c.positional != Positional::kRope) {
+      throw in.error("rope_theta", "only with \"positional\": \"rope\"");
     }
-    c.norm_eps = static_cast<float>(eps->get<double>());
+    c.rope_theta = in.positive_number("rope_theta", *theta);
   }
+  // Rotary positions turn pairs of a head's query and key columns.
+  if (c.positional == Positional::kRope && c.n_layers > 0 && c.d_k % 2 != 0) {
+    throw in.error("d_k",
+                   "must be even with \"positional\": \"rope\", got " + std::to_string(c.d_k));
+  }
+  c.norm = in.choice<Norm>(
+      "norm", {{"none", Norm::kNone}, {"layernorm", Norm::kLayerNorm}, {"rmsnorm", Norm::kRmsNorm}},
+      Norm::kNone);
+  if (const json* eps = in.find("norm_eps")) c.norm_eps = in.positive_number("norm_eps", *eps);
   c.residual = in.boolean("residual", true);
   c.causal = in.boolean("causal", true);
   c.scale = in.choice<Scale>("scale", {{"sqrt_dk", Scale::kSqrtDk}, {"none", Scale::kNone}},
@@ -166,12 +184,27 @@ const char* to_string(Positional p) {
   switch (p) {
     case Positional::kLearned: return "learned";
     case Positional::kSinusoidal: return "sinusoidal";
+    case Positional::kRope: return "rope";
     case Positional::kNone: break;
   }
   return "none";
 }
-const char* to_string(Norm n) { return n == Norm::kLayerNorm ? "layernorm" : "none"; }
-const char* to_string(Activation a) { return a == Activation::kRelu ? "relu" : "gelu"; }
+const char* to_string(Norm n) {
+  switch (n) {
+    case Norm::kLayerNorm: return "layernorm";
+    case Norm::kRmsNorm: return "rmsnorm";
+    case Norm::kNone: break;
+  }
+  return "none";
+}
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::kRelu: return "relu";
+    case Activation::kSwiglu: return "swiglu";
+    case Activation::kGelu: break;
+  }
+  return "gelu";
+}
 const char* to_string(Scale s) { return s == Scale::kNone ? "none" : "sqrt_dk"; }
 
 nlohmann::ordered_json config_to_json(const Config& c) {
@@ -184,17 +217,18 @@ nlohmann::ordered_json config_to_json(const Config& c) {
                               {"d_ff", c.d_ff},
                               {"activation", to_string(c.activation)},
                               {"max_len", c.max_len},
-                              {"positional", to_string(c.positional)},
-                              {"norm", to_string(c.norm)},
-                              {"norm_eps", c.norm_eps},
-                              {"residual", c.residual},
-                              {"causal", c.causal},
-                              {"scale", to_string(c.scale)},
-                              {"tied_classifier", c.tied_classifier},
-                              {"tokenizer",
-                               {{"lowercase", c.tokenizer.lowercase},
-                                {"split_punctuation", c.tokenizer.split_punctuation}}},
-                              {"unk_token", c.unk_token}};
+                              {"positional", to_string(c.positional)}};
+  // Only with rotary positions, so that other models' files stay as they were.
+  if (c.positional == Positional::kRope) j["rope_theta"] = c.rope_theta;
+  j["norm"] = to_string(c.norm);
+  j["norm_eps"] = c.norm_eps;
+  j["residual"] = c.residual;
+  j["causal"] = c.causal;
+  j["scale"] = to_string(c.scale);
+  j["tied_classifier"] = c.tied_classifier;
+  j["tokenizer"] = {{"lowercase", c.tokenizer.lowercase},
+                    {"split_punctuation", c.tokenizer.split_punctuation}};
+  j["unk_token"] = c.unk_token;
   if (c.has_bos()) j["bos_token"] = c.bos_token;
   return j;
 }

@@ -12,9 +12,9 @@
 
 namespace nextword {
 
-enum class Positional { kNone, kLearned, kSinusoidal };
-enum class Norm { kNone, kLayerNorm };
-enum class Activation { kGelu, kRelu };
+enum class Positional { kNone, kLearned, kSinusoidal, kRope };
+enum class Norm { kNone, kLayerNorm, kRmsNorm };
+enum class Activation { kGelu, kRelu, kSwiglu };
 enum class Scale { kSqrtDk, kNone };
 
 struct Config {
@@ -22,12 +22,13 @@ struct Config {
   int d_model = 0;
   int n_layers = 0;
   int n_heads = 0;
-  int d_k = 0;   // per head
-  int d_v = 0;   // per head
-  int d_ff = 0;  // 0: no feedforward block
-  Activation activation = Activation::kGelu;
+  int d_k = 0;                                // per head
+  int d_v = 0;                                // per head
+  int d_ff = 0;                               // 0: no feedforward block
+  Activation activation = Activation::kGelu;  // kSwiglu: act(x) = silu(U W_gate) * (U W_in)
   int max_len = 0;
   Positional positional = Positional::kNone;
+  float rope_theta = 10000.0f;  // kRope: pair i of a head turns by p * rope_theta^(-2i/d_k)
   Norm norm = Norm::kNone;
   float norm_eps = 1e-5f;
   bool residual = true;
@@ -39,6 +40,14 @@ struct Config {
   std::string bos_token;  // empty: no beginning-of-sequence token
 
   bool has_bos() const { return !bos_token.empty(); }
+  bool gated() const { return activation == Activation::kSwiglu; }
+  // Positions are added to the embeddings (learned, sinusoidal), not turned
+  // into Q and K (rope) or absent.
+  bool adds_positions() const {
+    return positional == Positional::kLearned || positional == Positional::kSinusoidal;
+  }
+  // The norm has a bias (layernorm), not only a gain (rmsnorm).
+  bool norm_has_bias() const { return norm == Norm::kLayerNorm; }
   float attention_scale() const;  // s in softmax(Q K^T * s)
 };
 

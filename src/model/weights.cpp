@@ -33,7 +33,7 @@ void visit_layout(const Config& c, Add add) {
   using enum TensorRole;
   const int64_t d = c.d_model, V = c.vocab_size;
   const int64_t qk = int64_t{c.n_heads} * c.d_k, v = int64_t{c.n_heads} * c.d_v;
-  const bool layernorm = c.norm == Norm::kLayerNorm;
+  const bool norm = c.norm != Norm::kNone, norm_bias = c.norm_has_bias();
   add("embedding", {V, d}, false, kMatrix, View{&Weights::embedding});
   if (c.positional == Positional::kLearned) {
     add("position", {c.max_len, d}, false, kMatrix, View{&Weights::position});
@@ -44,10 +44,8 @@ void visit_layout(const Config& c, Add add) {
                      const float* LayerWeights::*member, bool optional = false) {
       add(p + name, std::move(shape), optional, role, View{nullptr, l, member});
     };
-    if (layernorm) {
-      layer("norm1.weight", {d}, kGain, &LayerWeights::norm1_weight);
-      layer("norm1.bias", {d}, kBias, &LayerWeights::norm1_bias);
-    }
+    if (norm) layer("norm1.weight", {d}, kGain, &LayerWeights::norm1_weight);
+    if (norm_bias) layer("norm1.bias", {d}, kBias, &LayerWeights::norm1_bias);
     layer("attn.w_q", {d, qk}, kMatrix, &LayerWeights::w_q);
     layer("attn.w_k", {d, qk}, kMatrix, &LayerWeights::w_k);
     layer("attn.w_v", {d, v}, kMatrix, &LayerWeights::w_v);
@@ -57,20 +55,18 @@ void visit_layout(const Config& c, Add add) {
     layer("attn.b_v", {v}, kBias, &LayerWeights::b_v, true);
     layer("attn.b_o", {d}, kBias, &LayerWeights::b_o, true);
     if (c.d_ff > 0) {
-      if (layernorm) {
-        layer("norm2.weight", {d}, kGain, &LayerWeights::norm2_weight);
-        layer("norm2.bias", {d}, kBias, &LayerWeights::norm2_bias);
-      }
+      if (norm) layer("norm2.weight", {d}, kGain, &LayerWeights::norm2_weight);
+      if (norm_bias) layer("norm2.bias", {d}, kBias, &LayerWeights::norm2_bias);
+      if (c.gated()) layer("ffn.w_gate", {d, c.d_ff}, kMatrix, &LayerWeights::w_gate);
       layer("ffn.w_in", {d, c.d_ff}, kMatrix, &LayerWeights::w_in);
-      layer("ffn.b_in", {c.d_ff}, kBias, &LayerWeights::b_in);
+      if (c.gated()) layer("ffn.b_gate", {c.d_ff}, kBias, &LayerWeights::b_gate, true);
+      layer("ffn.b_in", {c.d_ff}, kBias, &LayerWeights::b_in, true);
       layer("ffn.w_out", {c.d_ff, d}, kResidualProjection, &LayerWeights::w_out);
-      layer("ffn.b_out", {d}, kBias, &LayerWeights::b_out);
+      layer("ffn.b_out", {d}, kBias, &LayerWeights::b_out, true);
     }
   }
-  if (layernorm) {
-    add("final_norm.weight", {d}, false, kGain, View{&Weights::final_norm_weight});
-    add("final_norm.bias", {d}, false, kBias, View{&Weights::final_norm_bias});
-  }
+  if (norm) add("final_norm.weight", {d}, false, kGain, View{&Weights::final_norm_weight});
+  if (norm_bias) add("final_norm.bias", {d}, false, kBias, View{&Weights::final_norm_bias});
   if (!c.tied_classifier) add("classifier", {V, d}, false, kMatrix, View{&Weights::classifier});
   add("classifier_bias", {V}, true, kBias, View{&Weights::classifier_bias});
 }

@@ -25,14 +25,14 @@ enum class TensorRole {
   kMatrix,              // W_q, W_k, W_v, W_in, E, P, C: N(0, std), decayed
   kResidualProjection,  // W_o, W_out, which feed the residual stream: N(0, std / sqrt(2 L)),
                         // decayed
-  kGain,                // a norm's weight: 1, not decayed
+  kGain,                // a norm's weight (gain): 1, not decayed
   kBias,                // a norm's or a projection's bias: 0, not decayed
 };
 
 struct TensorSpec {
   std::string name;            // e.g. "layers.0.attn.w_q"
   std::vector<int64_t> shape;  // row-major
-  bool optional = false;       // biases of the attention block and the classifier
+  bool optional = false;       // the biases of attention, the feed-forward block and the classifier
   TensorRole role = TensorRole::kMatrix;
   int64_t size() const;  // number of floats
 };
@@ -51,8 +51,8 @@ std::vector<TensorSpec> present_tensors(const Config& config, const std::vector<
 std::string shape_text(const std::vector<int64_t>& shape);
 
 struct LayerWeights {
-  const float* norm1_weight = nullptr;  // [d]     (layernorm only)
-  const float* norm1_bias = nullptr;    // [d]
+  const float* norm1_weight = nullptr;  // [d]     (layernorm and rmsnorm)
+  const float* norm1_bias = nullptr;    // [d]     (layernorm only)
   const float* w_q = nullptr;           // [d, h*d_k]
   const float* w_k = nullptr;           // [d, h*d_k]
   const float* w_v = nullptr;           // [d, h*d_v]
@@ -61,12 +61,14 @@ struct LayerWeights {
   const float* b_k = nullptr;           // [h*d_k]  optional
   const float* b_v = nullptr;           // [h*d_v]  optional
   const float* b_o = nullptr;           // [d]      optional
-  const float* norm2_weight = nullptr;  // [d]     (layernorm and d_ff > 0)
-  const float* norm2_bias = nullptr;    // [d]
-  const float* w_in = nullptr;          // [d, d_ff]
-  const float* b_in = nullptr;          // [d_ff]
-  const float* w_out = nullptr;         // [d_ff, d]
-  const float* b_out = nullptr;         // [d]
+  const float* norm2_weight = nullptr;  // [d]     (a norm and d_ff > 0)
+  const float* norm2_bias = nullptr;    // [d]     (layernorm and d_ff > 0)
+  const float* w_gate = nullptr;        // [d, d_ff]  (swiglu only)
+  const float* w_in = nullptr;          // [d, d_ff]  (swiglu: the "up" matrix)
+  const float* b_gate = nullptr;        // [d_ff]  optional (swiglu only)
+  const float* b_in = nullptr;          // [d_ff]  optional
+  const float* w_out = nullptr;         // [d_ff, d]  (swiglu: the "down" matrix)
+  const float* b_out = nullptr;         // [d]     optional
   // Derived, not in the file: [W_q | W_k | W_v] side by side, so that one
   // product gives Q, K and V (Weights::fuse_qkv); null when not fused.
   const float* w_qkv = nullptr;  // [d, 2*h*d_k + h*d_v]
@@ -110,8 +112,8 @@ class Weights {
   const float* embedding = nullptr;          // E [V, d]
   const float* position = nullptr;           // P [max_len, d] (learned only)
   std::vector<LayerWeights> layers;          // [n_layers]
-  const float* final_norm_weight = nullptr;  // [d] (layernorm only)
-  const float* final_norm_bias = nullptr;    // [d]
+  const float* final_norm_weight = nullptr;  // [d] (layernorm and rmsnorm)
+  const float* final_norm_bias = nullptr;    // [d] (layernorm only)
   const float* classifier = nullptr;         // C [V, d]; the embedding when tied
   const float* classifier_bias = nullptr;    // c [V] optional
 

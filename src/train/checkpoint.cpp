@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/file_output.h"
@@ -33,6 +34,7 @@ void visit_options(Options& o, Field field) {
   field("corpus", o.corpus);
   field("vocab_size", o.vocab_size);
   field("attention_bias", o.attention_bias);
+  field("ffn_bias", o.ffn_bias);
   field("classifier_bias", o.classifier_bias);
   field("batch", o.batch);
   field("steps", o.steps);
@@ -64,7 +66,12 @@ json options_to_json(const TrainOptions& o) {
 TrainOptions options_from_json(const json& j, const std::string& file) {
   TrainOptions o;
   o.model = parse_config(j.at("model"), file);
-  visit_options(o, [&j](const char* name, auto& value) { j.at(name).get_to(value); });
+  visit_options(o, [&j](const char* name, auto& value) {
+    // Checkpoints written before the feed-forward biases became optional
+    // trained them: the default.
+    if (std::string_view(name) == "ffn_bias" && !j.contains(name)) return;
+    j.at(name).get_to(value);
+  });
   return o;
 }
 

@@ -60,8 +60,10 @@ void check_options(const TrainOptions& o) {
 std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) {
   std::vector<TensorSpec> present;
   for (TensorSpec& spec : layout_for(c)) {
-    const bool classifier = spec.name == "classifier_bias";
-    if (!spec.optional || (classifier ? o.classifier_bias : o.attention_bias)) {
+    const bool asked = spec.name == "classifier_bias"                 ? o.classifier_bias
+                       : spec.name.find(".ffn.") != std::string::npos ? o.ffn_bias
+                                                                      : o.attention_bias;
+    if (!spec.optional || asked) {
       present.push_back(std::move(spec));
     }
   }

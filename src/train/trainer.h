@@ -32,6 +32,7 @@ struct TrainOptions {
   Config model;                     // the shape (vocab_size is set from the corpus)
   int vocab_size = 4096;            // largest vocabulary, <unk> and <bos> included
   bool attention_bias = false;      // train the optional b_q, b_k, b_v, b_o
+  bool ffn_bias = true;             // train the optional b_in, b_out (and b_gate with swiglu)
   bool classifier_bias = false;     // train the optional classifier_bias
   int batch = 32;                   // windows per step, over every rank
   int steps = 2000;

@@ -12,10 +12,27 @@ void zero(std::vector<float>& v, size_t n) { v.assign(n, 0.0f); }
 // d_in += d out / d in for out = norm(in), or d_in += d_out without a norm.
 void norm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_out, const float* in,
                    const float* weight, const Config& c, int rows) {
-  if (c.norm == Norm::kNone) {
-    accumulate(d_in, d_out, area(rows, c.d_model));
-  } else {
-    layernorm_backward(d_in, d_weight, d_bias, d_out, in, weight, rows, c.d_model, c.norm_eps);
+  switch (c.norm) {
+    case Norm::kNone: accumulate(d_in, d_out, area(rows, c.d_model)); return;
+    case Norm::kLayerNorm:
+      layernorm_backward(d_in, d_weight, d_bias, d_out, in, weight, rows, c.d_model, c.norm_eps);
+      return;
+    case Norm::kRmsNorm:
+      rmsnorm_backward(d_in, d_weight, d_out, in, weight, rows, c.d_model, c.norm_eps);
+      return;
+  }
+}
+
+// Rotary positions on one sequence's Q and K (rows ld floats apart), or
+// backward on d loss / d them; nothing without rope.
+void rope_qk(float* Q, float* K, int T, int ld, const Config& c, bool backward) {
+  if (c.positional != Positional::kRope) return;
+  for (float* x : {Q, K}) {
+    if (backward) {
+      rope_backward(x, T, ld, c.n_heads, c.d_k, c.rope_theta);
+    } else {
+      rope_forward(x, T, ld, c.n_heads, c.d_k, c.rope_theta);
+    }
   }
 }
 
@@ -50,8 +67,13 @@ void residual_or_copy_backward(GradState& g, const Config& c) {
 
 const float* norm_forward(float* U, const float* X, const float* weight, const float* bias,
                           const Config& c, int rows) {
-  if (c.norm == Norm::kNone) return X;
-  layernorm_forward(U, X, weight, bias, rows, c.d_model, c.norm_eps);
+  switch (c.norm) {
+    case Norm::kNone: return X;
+    case Norm::kLayerNorm:
+      layernorm_forward(U, X, weight, bias, rows, c.d_model, c.norm_eps);
+      break;
+    case Norm::kRmsNorm: rmsnorm_forward(U, X, weight, rows, c.d_model, c.norm_eps); break;
+  }
   return U;
 }
 
@@ -105,7 +127,8 @@ void attention_block_forward(const Config& c, const LayerWeights& w, int l, cons
   for (int b = 0; b < s.B; ++b) {
     const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
     const size_t at = s.A_starts[static_cast<size_t>(b)];
-    const float* Q_b = Q + row * static_cast<size_t>(ld);
+    float* Q_b = Q + row * static_cast<size_t>(ld);
+    rope_qk(Q_b, Q_b + qk, s.length(b), ld, c, false);
     attention_forward(a.heads.data() + row * v, A + at, Q_b, Q_b + qk, Q_b + 2 * qk, s.length(b), h,
                       c.d_k, c.d_v, c.attention_scale(), c.causal,
                       drop ? a.A_mask.data() + at : nullptr,
@@ -148,6 +171,8 @@ void attention_block_backward(const Config& c, const LayerWeights& w, const Grad
                        A + at, drop ? a.A_mask.data() + at : nullptr,
                        drop ? a.A_dropped.data() + at : nullptr, Q_b, Q_b + qk, Q_b + 2 * qk, T, h,
                        c.d_k, c.d_v, c.attention_scale(), static_cast<int>(ld));
+    // d loss / d Q and K before rotary positions turned them
+    rope_qk(g.dQ.data() + row * qk, g.dK.data() + row * qk, T, qk, c, true);
   }
   // Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v, U = norm1(X_in)
   const float* U = c.norm != Norm::kNone ? a.U1.data() : a.X_in.data();
@@ -167,14 +192,22 @@ void ffn_block_forward(const Config& c, const LayerWeights& w, int l, int N, Lay
     std::copy(a.X_mid.begin(), a.X_mid.end(), X_out);
     return;
   }
-  // H = act(norm2(X_mid) W_in + b_in)
+  // H = act(norm2(X_mid) W_in + b_in), or silu(U W_gate + b_gate) * (U W_in + b_in)
   const float* U = norm_forward(a.U2.data(), a.X_mid.data(), w.norm2_weight, w.norm2_bias, c, N);
   matmul_forward(a.H_pre.data(), U, w.w_in, w.b_in, N, d, c.d_ff);
-  std::copy(a.H_pre.begin(), a.H_pre.end(), a.H.begin());
-  if (c.activation == Activation::kGelu) {
-    gelu_forward(a.H.data(), a.H.size());
-  } else {
-    relu_forward(a.H.data(), a.H.size());
+  switch (c.activation) {
+    case Activation::kSwiglu:
+      matmul_forward(a.G_pre.data(), U, w.w_gate, w.b_gate, N, d, c.d_ff);
+      swiglu_forward(a.H.data(), a.G_pre.data(), a.H_pre.data(), a.H.size());
+      break;
+    case Activation::kGelu:
+      std::copy(a.H_pre.begin(), a.H_pre.end(), a.H.begin());
+      gelu_forward(a.H.data(), a.H.size());
+      break;
+    case Activation::kRelu:
+      std::copy(a.H_pre.begin(), a.H_pre.end(), a.H.begin());
+      relu_forward(a.H.data(), a.H.size());
+      break;
   }
   // F = drop(H W_out + b_out); X_out = X_mid + F
   matmul_forward(F, a.H.data(), w.w_out, w.b_out, N, c.d_ff, d);
@@ -195,14 +228,25 @@ void ffn_block_backward(const Config& c, const LayerWeights& w, const Gradients&
   zero(g.dH, area(N, c.d_ff));
   matmul_backward(g.dH.data(), G.of(w.w_out), G.of(w.b_out), g.dO.data(), a.H.data(), w.w_out, N,
                   c.d_ff, d);
-  // H = act(H_pre), H_pre = U W_in + b_in, U = norm2(X_mid)
-  if (c.activation == Activation::kGelu) {
-    gelu_backward(g.dH.data(), a.H_pre.data(), g.dH.data(), g.dH.size());
-  } else {
-    relu_backward(g.dH.data(), a.H_pre.data(), g.dH.data(), g.dH.size());
-  }
+  // H = act(H_pre) or silu(G_pre) * H_pre; H_pre = U W_in + b_in, G_pre = U W_gate + b_gate,
+  // U = norm2(X_mid). dH becomes d loss / d H_pre.
   const float* U = c.norm != Norm::kNone ? a.U2.data() : a.X_mid.data();
   zero(g.dU, area(N, d));
+  switch (c.activation) {
+    case Activation::kSwiglu:
+      g.dG.resize(g.dH.size());
+      swiglu_backward(g.dG.data(), g.dH.data(), g.dH.data(), a.G_pre.data(), a.H_pre.data(),
+                      g.dH.size());
+      matmul_backward(g.dU.data(), G.of(w.w_gate), G.of(w.b_gate), g.dG.data(), U, w.w_gate, N, d,
+                      c.d_ff);
+      break;
+    case Activation::kGelu:
+      gelu_backward(g.dH.data(), a.H_pre.data(), g.dH.data(), g.dH.size());
+      break;
+    case Activation::kRelu:
+      relu_backward(g.dH.data(), a.H_pre.data(), g.dH.data(), g.dH.size());
+      break;
+  }
   matmul_backward(g.dU.data(), G.of(w.w_in), G.of(w.b_in), g.dH.data(), U, w.w_in, N, d, c.d_ff);
   norm_backward(g.dX_in.data(), G.of(w.norm2_weight), G.of(w.norm2_bias), g.dU.data(),
                 a.X_mid.data(), w.norm2_weight, c, N);

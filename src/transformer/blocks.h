@@ -33,10 +33,12 @@ struct GradState {
   std::vector<float> dV;      // [N, h*d_v]
   std::vector<float> dheads;  // [N, h*d_v]
   std::vector<float> dH;      // [N, d_ff]
+  std::vector<float> dG;      // [N, d_ff]    through the gate (swiglu)
   std::vector<float> dS;      // [B, T, T]    per-window scratch of attention_backward
 };
 
-// X[N, d] = E[ids] (+ P or the sinusoids, counted from 0 in every sequence)
+// X[N, d] = E[ids] (+ P or the sinusoids, counted from 0 in every sequence;
+// rotary positions are not added here but turn Q and K in attention)
 void embed_forward(float* X, const Model& model, const int* ids, const Sequences& sequences);
 // dE, dP from dX [N, d]
 void embed_backward(const Gradients& G, const Model& model, const float* dX, const int* ids,
@@ -44,7 +46,8 @@ void embed_backward(const Gradients& G, const Model& model, const float* dX, con
 
 // a.X_mid = a.X_in + drop(concat(head_0 .. head_{h-1}) W_o + b_o), where
 // head_i = A_i V_i, A_i = softmax(Q_i K_i^T * scale + M) per sequence, and
-// [Q | K | V] = norm1(a.X_in) [W_q | W_k | W_v] + b. A [per b h, T_b, T_b] is
+// [Q | K | V] = norm1(a.X_in) [W_q | W_k | W_v] + b, Q and K turned by rotary
+// positions (counted from 0 in every sequence) with rope. A [per b h, T_b, T_b] is
 // this layer's attention; O [N, d] is scratch for the branch. Layer l's masks
 // are drawn from site 4l+1 (A) and 4l+2 (O) of `dropout`. Without a residual
 // connection (Config::residual false), X_mid is the branch alone.
@@ -57,7 +60,8 @@ void attention_block_backward(const Config& c, const LayerWeights& w, const Grad
                               const Sequences& sequences, const LayerActivations& a, const float* A,
                               float dropout, GradState& g);
 
-// X_out = a.X_mid + drop(act(norm2(a.X_mid) W_in + b_in) W_out + b_out), or
+// X_out = a.X_mid + drop(act(norm2(a.X_mid) W_in + b_in) W_out + b_out), with
+// swiglu silu(U W_gate + b_gate) * (U W_in + b_in) in place of act(U W_in + b_in); or
 // X_out = a.X_mid without a feed-forward block (d_ff = 0). X_out may be
 // a.X_in. F [N, d] is scratch for the branch; the mask is site 4l+3. As
 // above, X_out is the branch alone without a residual connection.

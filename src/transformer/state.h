@@ -43,18 +43,20 @@ struct Dropout {
 };
 
 // One layer's activations, N rows. Buffers a config does not use stay empty
-// (U1 and U2 without layernorm, the feed-forward ones with d_ff = 0, the
+// (U1 and U2 without a norm, G_pre without swiglu, the feed-forward ones with d_ff = 0, the
 // masks without dropout); what runs is decided by the config and Dropout,
 // never by which buffers are empty.
 struct LayerActivations {
   std::vector<float> X_in;   // [N, d]        the residual stream entering the layer
   std::vector<float> U1;     // [N, d]        norm1(X_in)
-  std::vector<float> QKV;    // [N, 2*h*d_k + h*d_v]  [Q | K | V] = U1 [W_q | W_k | W_v] + b
+  std::vector<float> QKV;    // [N, 2*h*d_k + h*d_v]  [Q | K | V] = U1 [W_q | W_k | W_v] + b,
+                             //   Q and K then turned by rotary positions (rope only)
   std::vector<float> heads;  // [N, h*d_v]    concat(head_0 .. head_{h-1})
   std::vector<float> X_mid;  // [N, d]        the residual stream after attention
   std::vector<float> U2;     // [N, d]        norm2(X_mid)
   std::vector<float> H_pre;  // [N, d_ff]     U2 W_in + b_in
-  std::vector<float> H;      // [N, d_ff]     act(H_pre)
+  std::vector<float> G_pre;  // [N, d_ff]     U2 W_gate + b_gate (swiglu only)
+  std::vector<float> H;      // [N, d_ff]     act(H_pre), or silu(G_pre) * H_pre (swiglu)
   // Dropout masks (training with dropout only).
   std::vector<float> A_mask;     // as A          on the attention weights
   std::vector<float> A_dropped;  // as A          A * A_mask

@@ -14,14 +14,15 @@ void fit(std::vector<float>& buffer, size_t n) { buffer.resize(n); }
 // with dropout.
 void reserve_layer(LayerActivations& a, const Config& c, int N, size_t attention, bool with_masks) {
   const int d = c.d_model, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
-  const bool layernorm = c.norm == Norm::kLayerNorm, ffn = c.d_ff > 0;
+  const bool norm = c.norm != Norm::kNone, ffn = c.d_ff > 0;
   fit(a.X_in, area(N, d));
-  fit(a.U1, layernorm ? area(N, d) : 0);
+  fit(a.U1, norm ? area(N, d) : 0);
   fit(a.QKV, area(N, 2 * qk + v));
   fit(a.heads, area(N, v));
   fit(a.X_mid, area(N, d));
-  fit(a.U2, layernorm && ffn ? area(N, d) : 0);
+  fit(a.U2, norm && ffn ? area(N, d) : 0);
   fit(a.H_pre, area(N, c.d_ff));
+  fit(a.G_pre, c.gated() ? area(N, c.d_ff) : 0);
   fit(a.H, area(N, c.d_ff));
   fit(a.A_mask, with_masks ? attention : 0);
   fit(a.A_dropped, with_masks ? attention : 0);
@@ -58,7 +59,7 @@ void Sequences::lay_out(std::span<const int> lengths, int n_heads) {
 
 double forward_flops(const Config& c, std::span<const int> lengths) {
   const double d = c.d_model, qk = double{1} * c.n_heads * c.d_k, v = double{1} * c.n_heads * c.d_v;
-  const double per_token = 2 * d * (2 * qk + v) + 2 * v * d + 4 * d * c.d_ff;
+  const double per_token = 2 * d * (2 * qk + v) + 2 * v * d + (c.gated() ? 6 : 4) * d * c.d_ff;
   double flops = 0;
   for (int T : lengths) {
     const double squared = double{1} * T * T;

@@ -147,8 +147,20 @@ TEST_CASE("errors name the file and the field", "[model]") {
   w["config"]["dropout"] = 0.1;
   CHECK_THAT(load_error(w), Catch::Contains("config.dropout: unknown config field"));
   w = small_weights();
-  w["config"]["norm"] = "rmsnorm";
-  CHECK_THAT(load_error(w), Catch::Contains("config.norm: must be one of \"none\", \"layernorm\""));
+  w["config"]["norm"] = "batchnorm";
+  CHECK_THAT(load_error(w), Catch::Contains("config.norm: must be one of \"none\", \"layernorm\", "
+                                            "\"rmsnorm\", got \"batchnorm\""));
+  w = small_weights();
+  w["config"]["rope_theta"] = 500.0;
+  CHECK_THAT(load_error(w),
+             Catch::Contains("config.rope_theta: only with \"positional\": \"rope\""));
+  w["config"]["positional"] = "rope";
+  w["config"]["rope_theta"] = -1;
+  CHECK_THAT(load_error(w), Catch::Contains("config.rope_theta: must be a positive number"));
+  w = small_weights();
+  w["config"]["positional"] = "rope";
+  w["config"]["d_k"] = 3;
+  CHECK_THAT(load_error(w), Catch::Contains("config.d_k: must be even with \"positional\": \"rope\""));
   w = small_weights();
   w["config"]["tokenizer"] = {{"lowercase", "yes"}};
   CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.lowercase: must be true or false"));
