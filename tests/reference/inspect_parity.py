@@ -650,8 +650,11 @@ def live(args, ck):
     timings = {"binary": 0.0}
     with tempfile.TemporaryDirectory(prefix="nextword-inspect-") as tmp:
         models = []
-        for seed in range(args.seed, args.seed + args.models):
-            config, tensors, words, phrases = random_models.random_model(seed)
+        # Then as many with the options of issue 24, from seed + 1000 on.
+        seeds = [(seed, False) for seed in range(args.seed, args.seed + args.models)]
+        seeds += [(seed + 1000, True) for seed in range(args.seed, args.seed + args.modern)]
+        for seed, modern in seeds:
+            config, tensors, words, phrases = random_models.random_model(seed, modern)
             directory = os.path.join(tmp, str(seed))
             random_models.write_model(directory, seed, config, tensors, words)
             cases, document = plan_random(seed, config, words, phrases, directory)
@@ -757,6 +760,8 @@ def main():
     parser.add_argument("--write-fixtures", action="store_true",
                         help="regenerate tests/fixtures/inspect from the reference")
     parser.add_argument("--models", type=int, default=DEFAULT_MODELS, help="random models (live)")
+    parser.add_argument("--modern", type=int, default=12,
+                        help="random models with rope, rmsnorm, swiglu (live)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help="first seed (live); the fixtures use 0..31, live_parity 1000..")
     parser.add_argument("--no-default", action="store_true", help="skip the default model (live)")
@@ -781,8 +786,10 @@ def main():
     seconds = time.perf_counter() - started
     for failure in ck.failures:
         print("FAIL " + failure)
-    mode = "fixtures" if args.fixtures else "live (%d random models from seed %d%s)" % (
-        args.models, args.seed, "" if args.no_default else " and the default model")
+    mode = "fixtures" if args.fixtures else (
+        "live (%d random models from seed %d, %d with rope, rmsnorm or swiglu from seed %d%s)" % (
+            args.models, args.seed, args.modern, args.seed + 1000,
+            "" if args.no_default else ", and the default model"))
     print("inspect parity, %s: %d records, %d checks, %d failures, %.1f s%s" % (
         mode, ck.records, ck.checks, len(ck.failures), seconds,
         " (binary %.1f s)" % timings["binary"] if "binary" in timings else ""))

@@ -61,6 +61,35 @@ def layer_norm(model, x, prefix):
     return normalized * W[prefix + ".weight"] + W[prefix + ".bias"]
 
 
+def rms_norm(model, x, prefix):
+    c, W = model.config, model.tensors
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + c["norm_eps"]) * W[prefix + ".weight"]
+
+
+def norm_of(model, x, prefix):
+    """The config's norm of rows x, or x itself without one."""
+    norm = model.config["norm"]
+    if norm == "layernorm":
+        return layer_norm(model, x, prefix)
+    return rms_norm(model, x, prefix) if norm == "rmsnorm" else x
+
+
+def rotary(model, x):
+    """Rotary positions on x [T, h, d_k]: pairs (2i, 2i+1) of each head turn by
+    p * rope_theta^(-2i/d_k), written out element by element."""
+    c = model.config
+    T, h, dk = x.shape
+    out = x.clone()
+    for p in range(T):
+        for i in range(dk // 2):
+            angle = p * math.pow(c.get("rope_theta", 10000.0), -2.0 * i / dk)
+            cos, sin = math.cos(angle), math.sin(angle)
+            a, b = x[p, :, 2 * i], x[p, :, 2 * i + 1]
+            out[p, :, 2 * i] = a * cos - b * sin
+            out[p, :, 2 * i + 1] = a * sin + b * cos
+    return out
+
+
 def sinusoids(T, d):
     out = torch.zeros(T, d, dtype=DTYPE)
     for p in range(T):
@@ -79,7 +108,7 @@ def classifier(model):
 def unembed(model, x):
     """logits of residual rows x [.., d]: final_norm(x) C^T + c."""
     c, W = model.config, model.tensors
-    z = layer_norm(model, x, "final_norm") if c["norm"] == "layernorm" else x
+    z = norm_of(model, x, "final_norm")
     logits = z @ classifier(model).T
     return logits + W["classifier_bias"] if "classifier_bias" in W else logits
 
@@ -90,7 +119,7 @@ def run(model, ids):
     here (every position; the contract's is the last row)."""
     c, W = model.config, model.tensors
     T, d, h, dk, dv = len(ids), c["d_model"], c["n_heads"], c["d_k"], c["d_v"]
-    layernorm = c["norm"] == "layernorm"
+    normed = c["norm"] != "none"
     acts = OrderedDict()
 
     def linear(x, w, b):
@@ -99,7 +128,7 @@ def run(model, ids):
 
     acts["hook_embed"] = W["embedding"][torch.tensor(ids, dtype=torch.long)]
     x = acts["hook_embed"]
-    if c["positional"] != "none":
+    if c["positional"] in ("learned", "sinusoidal"):
         acts["hook_pos_embed"] = (W["position"][:T] if c["positional"] == "learned"
                                   else sinusoids(T, d))
         x = x + acts["hook_pos_embed"]
@@ -108,10 +137,13 @@ def run(model, ids):
         p, n = "layers.%d." % l, "blocks.%d." % l
         acts[n + "hook_resid_pre"] = x
         u = x
-        if layernorm:
-            u = acts[n + "ln1.hook_normalized"] = layer_norm(model, x, p + "norm1")
+        if normed:
+            u = acts[n + "ln1.hook_normalized"] = norm_of(model, x, p + "norm1")
         q = acts[n + "attn.hook_q"] = linear(u, p + "attn.w_q", p + "attn.b_q").reshape(T, h, dk)
         k = acts[n + "attn.hook_k"] = linear(u, p + "attn.w_k", p + "attn.b_k").reshape(T, h, dk)
+        if c["positional"] == "rope":
+            q = acts[n + "attn.hook_rot_q"] = rotary(model, q)
+            k = acts[n + "attn.hook_rot_k"] = rotary(model, k)
         v = acts[n + "attn.hook_v"] = linear(u, p + "attn.w_v", p + "attn.b_v").reshape(T, h, dv)
         scores = torch.einsum("qhe,khe->hqk", q, k) * s
         if c["causal"]:
@@ -126,20 +158,25 @@ def run(model, ids):
         x = mid
         if c["d_ff"] > 0:
             u2 = mid
-            if layernorm:
-                u2 = acts[n + "ln2.hook_normalized"] = layer_norm(model, mid, p + "norm2")
-            pre = acts[n + "mlp.hook_pre"] = linear(u2, p + "ffn.w_in", p + "ffn.b_in")
-            if c["activation"] == "gelu":
+            if normed:
+                u2 = acts[n + "ln2.hook_normalized"] = norm_of(model, mid, p + "norm2")
+            if c["activation"] == "swiglu":
+                gate = acts[n + "mlp.hook_pre"] = linear(u2, p + "ffn.w_gate", p + "ffn.b_gate")
+                up = acts[n + "mlp.hook_pre_linear"] = linear(u2, p + "ffn.w_in", p + "ffn.b_in")
+                post = gate / (1 + torch.exp(-gate)) * up
+            elif c["activation"] == "gelu":
+                pre = acts[n + "mlp.hook_pre"] = linear(u2, p + "ffn.w_in", p + "ffn.b_in")
                 u = math.sqrt(2 / math.pi) * (pre + 0.044715 * pre ** 3)
                 post = 0.5 * pre * (1 + torch.tanh(u))
             else:
+                pre = acts[n + "mlp.hook_pre"] = linear(u2, p + "ffn.w_in", p + "ffn.b_in")
                 post = torch.clamp(pre, min=0)
             acts[n + "mlp.hook_post"] = post
             mlp_out = acts[n + "hook_mlp_out"] = linear(post, p + "ffn.w_out", p + "ffn.b_out")
             x = mid + mlp_out if c["residual"] else mlp_out
         acts[n + "hook_resid_post"] = x
-    if layernorm:
-        acts["ln_final.hook_normalized"] = layer_norm(model, x, "final_norm")
+    if normed:
+        acts["ln_final.hook_normalized"] = norm_of(model, x, "final_norm")
     acts["logits"] = unembed(model, x)
     acts["_resid_final"] = x  # not a contract name: the residual the classifier reads
     return acts
@@ -418,6 +455,11 @@ def attribute(model, phrase, word=None):
         w = W["final_norm.weight"]
         values = [(name, (((p - p.mean()) / sigma * w) @ row).item()) for name, p in parts]
         constant = (W["final_norm.bias"] @ row).item()
+    elif c["norm"] == "rmsnorm":
+        sigma = torch.sqrt((x * x).mean() + c["norm_eps"])
+        w = W["final_norm.weight"]
+        values = [(name, ((p / sigma * w) @ row).item()) for name, p in parts]
+        constant = 0.0
     else:
         values = [(name, (p @ row).item()) for name, p in parts]
         constant = 0.0

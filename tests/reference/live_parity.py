@@ -38,7 +38,9 @@ def main():
     parser.add_argument("nextword")
     parser.add_argument("--models", type=int, default=24)
     parser.add_argument("--seed", type=int, default=1000,
-                        help="first seed; the fixtures use 0..31")
+                        help="first seed; the fixtures use 0..47")
+    parser.add_argument("--modern", type=int, default=16,
+                        help="models more with rope, rmsnorm and swiglu, from seed + 1000")
     parser.add_argument("--require-torch", default="0")
     args = parser.parse_args()
     args.nextword = os.path.abspath(args.nextword)
@@ -51,8 +53,10 @@ def main():
     worst = {"logits": 0.0, "probabilities": 0.0, "attention": 0.0}
     failures, records = [], 0
     with tempfile.TemporaryDirectory(prefix="nextword-parity-") as tmp:
-        for seed in range(args.seed, args.seed + args.models):
-            config, tensors, words, phrases = random_models.random_model(seed)
+        seeds = [(seed, False) for seed in range(args.seed, args.seed + args.models)]
+        seeds += [(seed + 1000, True) for seed in range(args.seed, args.seed + args.modern)]
+        for seed, modern in seeds:
+            config, tensors, words, phrases = random_models.random_model(seed, modern)
             directory = os.path.join(tmp, str(seed))
             random_models.write_model(directory, seed, config, tensors, words)
             ref = Model(os.path.join(directory, "vocab.json"),
@@ -91,7 +95,7 @@ def main():
     for failure in failures:
         print("FAIL " + failure)
     print("live parity: %d models, %d records; largest relative error: logits %.3g, "
-          "probabilities %.3g, attention %.3g" % (args.models, records, worst["logits"],
+          "probabilities %.3g, attention %.3g" % (len(seeds), records, worst["logits"],
                                                   worst["probabilities"], worst["attention"]))
     print("%d passed, %d failed" % (records - len({f.split(":")[0] for f in failures}),
                                     len({f.split(":")[0] for f in failures})))

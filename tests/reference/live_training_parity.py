@@ -29,8 +29,10 @@ def main():
     from make_training_fixtures import write_training
 
     with tempfile.TemporaryDirectory() as root:
-        for seed in range(1000, 1016):  # never the fixtures' seeds (0..31)
-            config, tensors, words, _ = random_models.random_model(seed)
+        # Never the fixtures' seeds (0..47); 2000.. with the options of issue 24.
+        for seed, modern in [(s, False) for s in range(1000, 1016)] + \
+                [(s, True) for s in range(2000, 2012)]:
+            config, tensors, words, _ = random_models.random_model(seed, modern)
             # Halved weights: random models without norm or scale can have
             # logits in the hundreds, a regime where 10 float32 Adam steps
             # drift from float64 by rounding alone (seen: 1.8% on one model).

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Regenerates tests/fixtures/parity: random models covering every config flag,
-with the logits and attention the PyTorch reference computes for them.
+with the logits and attention the PyTorch reference computes for them: seeds
+0 .. count-1 as they always were, then --modern more with the options of
+issue 24 (rope, rmsnorm, swiglu, optional feed-forward biases).
 
-    /usr/bin/python3 tests/reference/make_fixtures.py [--count 32]
+    /usr/bin/python3 tests/reference/make_fixtures.py [--count 32] [--modern 16]
 
 The C++ parity test (tests/unit/transformer_parity_test.cpp) loads each model with the
 engine and compares against expected.json.
@@ -25,8 +27,11 @@ def covered(configs):
     """Every value of every flag appears in a model with at least one layer."""
     missing = []
     layered = [c for c in configs if c["n_layers"] > 0]
-    for flag, values in random_models.FLAGS.items():
-        for value in values:
+    flags = {flag: set(values) for flag, values in random_models.FLAGS.items()}
+    for flag, values in random_models.MODERN_FLAGS.items():
+        flags[flag] |= set(values)
+    for flag, values in sorted(flags.items()):
+        for value in sorted(values, key=str):
             if not any(c[flag] == value and (flag != "activation" or c["d_ff"] > 0) for c in layered):
                 missing.append("%s=%s" % (flag, value))
     for n in range(4):
@@ -42,8 +47,10 @@ def covered(configs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=32)
+    parser.add_argument("--modern", type=int, default=16)
     args = parser.parse_args()
-    models = [random_models.random_model(seed) for seed in range(args.count)]
+    models = [random_models.random_model(seed, modern=seed >= args.count)
+              for seed in range(args.count + args.modern)]
     missing = covered([m[0] for m in models])
     if missing:
         sys.exit("not every flag is covered, raise --count: " + ", ".join(missing))

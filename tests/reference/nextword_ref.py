@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 CONFIG_DEFAULTS = {
     "n_heads": 0, "d_k": 0, "d_v": 0, "d_ff": 0, "activation": "gelu",
-    "positional": "none", "norm": "none", "norm_eps": 1e-5, "residual": True,
+    "positional": "none", "rope_theta": 10000.0, "norm": "none", "norm_eps": 1e-5, "residual": True,
     "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
     "tokenizer": {}, "unk_token": "<unk>", "bos_token": None,
 }
@@ -164,8 +164,27 @@ class Model:
         c = self.config
         if c["norm"] == "none":
             return x
+        if c["norm"] == "rmsnorm":  # x / sqrt(mean(x^2) + eps) * weight
+            rms = torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + c["norm_eps"])
+            return x / rms * self.tensors[prefix + ".weight"]
         return F.layer_norm(x, (c["d_model"],), self.tensors[prefix + ".weight"],
                             self.tensors[prefix + ".bias"], eps=c["norm_eps"])
+
+    def rope(self, x):
+        """Rotary positions on Q or K [..., T, h*d_k]: in each head, the pair of
+        columns (2i, 2i+1) at position p turns by p * theta^(-2i/d_k)."""
+        c = self.config
+        if c["positional"] != "rope":
+            return x
+        T, h, dk = x.shape[-2], c["n_heads"], c["d_k"]
+        i = torch.arange(dk // 2, dtype=DTYPE)
+        angle = torch.arange(T, dtype=DTYPE)[:, None] * torch.pow(
+            torch.tensor(float(c["rope_theta"]), dtype=DTYPE), -2.0 * i / dk)[None, :]
+        cos, sin = torch.cos(angle)[:, None, :], torch.sin(angle)[:, None, :]  # [T, 1, dk/2]
+        pairs = x.reshape(*x.shape[:-1], h, dk // 2, 2)
+        x0, x1 = pairs[..., 0], pairs[..., 1]
+        turned = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
+        return turned.reshape(x.shape)
 
     def linear(self, x, w, b):
         y = x @ self.tensors[w]
@@ -176,8 +195,14 @@ class Model:
         c = self.config
         if c["d_ff"] == 0:
             return X
-        H = self.linear(self.norm(X, p + "norm2"), p + "ffn.w_in", p + "ffn.b_in")
-        H = F.gelu(H, approximate="tanh") if c["activation"] == "gelu" else F.relu(H)
+        U = self.norm(X, p + "norm2")
+        H = self.linear(U, p + "ffn.w_in", p + "ffn.b_in")
+        if c["activation"] == "swiglu":  # silu(U W_gate + b_gate) * (U W_in + b_in)
+            H = F.silu(self.linear(U, p + "ffn.w_gate", p + "ffn.b_gate")) * H
+        elif c["activation"] == "gelu":
+            H = F.gelu(H, approximate="tanh")
+        else:
+            H = F.relu(H)
         Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")
         return X + Fo if c["residual"] else Fo
 
@@ -212,8 +237,8 @@ class Model:
         for l in range(c["n_layers"]):
             p = "layers.%d." % l
             U = self.norm(X, p + "norm1")
-            Q = self.linear(U, p + "attn.w_q", p + "attn.b_q")
-            K = self.linear(U, p + "attn.w_k", p + "attn.b_k")
+            Q = self.rope(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
+            K = self.rope(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
             V = self.linear(U, p + "attn.w_v", p + "attn.b_v")
             heads, layer = [], []
             for i in range(h):
@@ -250,8 +275,10 @@ class Model:
         for l in range(c["n_layers"]):
             p = "layers.%d." % l
             U = self.norm(X, p + "norm1")
-            Q = self.linear(U, p + "attn.w_q", p + "attn.b_q").view(B, T, h, dk).transpose(1, 2)
-            K = self.linear(U, p + "attn.w_k", p + "attn.b_k").view(B, T, h, dk).transpose(1, 2)
+            Q = self.rope(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
+            K = self.rope(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
+            Q = Q.view(B, T, h, dk).transpose(1, 2)
+            K = K.view(B, T, h, dk).transpose(1, 2)
             V = self.linear(U, p + "attn.w_v", p + "attn.b_v").view(B, T, h, dv).transpose(1, 2)
             A = torch.softmax((Q @ K.transpose(2, 3) * s).masked_fill(mask, float("-inf")), dim=-1)
             heads = (A @ V).transpose(1, 2).reshape(B, T, h * dv)

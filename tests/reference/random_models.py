@@ -23,6 +23,13 @@ FLAGS = {
     "scale": ["sqrt_dk", "none"],
     "tied_classifier": [True, False],
 }
+# The options issue 24 added, drawn only for models made with modern=True, so
+# that the seeds of the committed fixtures give the models they always gave.
+MODERN_FLAGS = {
+    "positional": ["rope", "rope", "learned", "none"],
+    "norm": ["rmsnorm", "rmsnorm", "layernorm", "none"],
+    "activation": ["swiglu", "swiglu", "gelu", "relu"],
+}
 
 
 def f32(x):
@@ -39,8 +46,9 @@ def tensor_shapes(c):
     optional = set()
     for l in range(c["n_layers"]):
         p = "layers.%d." % l
-        if c["norm"] == "layernorm":
+        if c["norm"] != "none":
             shapes[p + "norm1.weight"] = [d]
+        if c["norm"] == "layernorm":
             shapes[p + "norm1.bias"] = [d]
         shapes.update({p + "attn.w_q": [d, qk], p + "attn.w_k": [d, qk],
                        p + "attn.w_v": [d, v], p + "attn.w_o": [v, d]})
@@ -48,13 +56,22 @@ def tensor_shapes(c):
             shapes[p + "attn." + name] = shape
             optional.add(p + "attn." + name)
         if c["d_ff"] > 0:
-            if c["norm"] == "layernorm":
+            if c["norm"] != "none":
                 shapes[p + "norm2.weight"] = [d]
+            if c["norm"] == "layernorm":
                 shapes[p + "norm2.bias"] = [d]
-            shapes.update({p + "ffn.w_in": [d, c["d_ff"]], p + "ffn.b_in": [c["d_ff"]],
-                           p + "ffn.w_out": [c["d_ff"], d], p + "ffn.b_out": [d]})
-    if c["norm"] == "layernorm":
+            ffn = [("w_in", [d, c["d_ff"]]), ("b_in", [c["d_ff"]]), ("w_out", [c["d_ff"], d]),
+                   ("b_out", [d])]
+            if c["activation"] == "swiglu":
+                ffn += [("w_gate", [d, c["d_ff"]]), ("b_gate", [c["d_ff"]])]
+            for name, shape in ffn:
+                shapes[p + "ffn." + name] = shape
+                # Feed-forward biases became optional with issue 24.
+                if name.startswith("b_") and c.get("_modern"):
+                    optional.add(p + "ffn." + name)
+    if c["norm"] != "none":
         shapes["final_norm.weight"] = [d]
+    if c["norm"] == "layernorm":
         shapes["final_norm.bias"] = [d]
     if not c["tied_classifier"]:
         shapes["classifier"] = [V, d]
@@ -63,8 +80,10 @@ def tensor_shapes(c):
     return shapes, optional
 
 
-def random_model(seed):
-    """(config, tensors {name: (shape, flat values)}, words, phrases) for a seed."""
+def random_model(seed, modern=False):
+    """(config, tensors {name: (shape, flat values)}, words, phrases) for a seed;
+    modern: the options of MODERN_FLAGS (rope, rmsnorm, swiglu, optional
+    feed-forward biases) are drawn too."""
     rng = random.Random(seed)
     n_layers = seed % 4
     words = ["<unk>"] + rng.sample(WORDS, rng.randint(10, len(WORDS)))
@@ -84,7 +103,20 @@ def random_model(seed):
         c["bos_token"] = "<s>"
         words.append("<s>")
     c["vocab_size"] = len(words)
+    if modern:
+        extra = random.Random(seed * 104729 + 17)
+        for flag, values in MODERN_FLAGS.items():
+            c[flag] = extra.choice(values)
+        if extra.random() < 0.4:  # all of them together, as in Llama
+            c.update(positional="rope", norm="rmsnorm", activation="swiglu",
+                     d_ff=c["d_ff"] or 6)
+        if c["positional"] == "rope":
+            c["d_k"] += c["d_k"] % 2  # rotary positions turn pairs of columns
+            if extra.random() < 0.5:
+                c["rope_theta"] = extra.choice([10.0, 100.0, 500000.0])
+        c["_modern"] = True
     shapes, optional = tensor_shapes(c)
+    c.pop("_modern", None)
     tensors = {}
     for name, shape in shapes.items():
         if name in optional and rng.random() < 0.4:
