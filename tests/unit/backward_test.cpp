@@ -47,6 +47,16 @@ std::vector<Case> cases() {
   add("one layer, one head", [](Config& c) { c.n_layers = 1, c.n_heads = 1; });
   add(
       "dropout", [](Config&) {}, true, 0.3f);
+  add("rotary positions", [](Config& c) { c.positional = Positional::kRope, c.rope_theta = 50; });
+  add("rmsnorm", [](Config& c) { c.norm = Norm::kRmsNorm; });
+  add("swiglu", [](Config& c) { c.activation = Activation::kSwiglu; });
+  add(
+      "rope, rmsnorm and swiglu, with biases and dropout",
+      [](Config& c) {
+        c.positional = Positional::kRope, c.norm = Norm::kRmsNorm;
+        c.activation = Activation::kSwiglu;
+      },
+      true, 0.2f);
   add(
       "dropout, no norm, no residual", [](Config& c) { c.norm = Norm::kNone, c.residual = false; },
       false, 0.2f);

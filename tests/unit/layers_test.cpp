@@ -132,6 +132,68 @@ TEST_CASE("layernorm uses the biased variance and eps", "[math]") {
   CHECK(y[3] == 1.0f);
 }
 
+TEST_CASE("rmsnorm divides by the root mean square, with no mean and no bias", "[math]") {
+  // [3, 4]: mean of squares 12.5, sqrt(12.5 + 0.5) = sqrt(13) = 3.6055513
+  const std::vector<float> x = {3, 4}, weight = {1, 2};
+  std::vector<float> y(2);
+  rmsnorm_forward(y.data(), x.data(), weight.data(), 1, 2, 0.5f);
+  CHECK(y[0] == Approx(3 / 3.6055513));
+  CHECK(y[1] == Approx(2 * 4 / 3.6055513));
+  // d y0 / d x0 = w0 (1/r - x0^2 / (d r^3)) = 1/r - 9 / (2 r^3); d y0 / d x1 = -12 / (2 r^3)
+  std::vector<float> dx(2, 0.0f), dw(2, 0.0f);
+  const std::vector<float> dy = {1, 0};
+  rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), weight.data(), 1, 2, 0.5f);
+  const double r = 3.6055513;
+  CHECK(dx[0] == Approx(1 / r - 9 / (2 * r * r * r)));
+  CHECK(dx[1] == Approx(-12 / (2 * r * r * r)));
+  CHECK(dw[0] == Approx(3 / r));
+  CHECK(dw[1] == 0.0f);
+}
+
+TEST_CASE("rotary positions turn adjacent pairs by p * theta^(-2i/d_k)", "[math]") {
+  // One head of d_k = 4, theta 100: pair 0 turns by p rad, pair 1 by p / 10 rad.
+  std::vector<float> x = {1, 0, 0, 1,   // position 0: not turned
+                          1, 0, 0, 1};  // position 1: by 1 and 0.1
+  rope_forward(x.data(), 2, 4, 1, 4, 100.0f);
+  CHECK(x[0] == 1.0f);
+  CHECK(x[3] == 1.0f);
+  CHECK(x[4] == Approx(std::cos(1.0)));
+  CHECK(x[5] == Approx(std::sin(1.0)));
+  CHECK(x[6] == Approx(-std::sin(0.1)));
+  CHECK(x[7] == Approx(std::cos(0.1)));
+  // Two heads in rows 10 floats apart: each head turns alike; counting from
+  // position 5 is row 0's position 5.
+  std::vector<float> y = {1, 0, 1, 0, 7, 7, 7, 7, 7, 7};
+  rope_forward(y.data(), 1, 10, 2, 2, 100.0f, 5);
+  CHECK(y[0] == Approx(std::cos(5.0)));
+  CHECK(y[1] == Approx(std::sin(5.0)));
+  CHECK(y[2] == y[0]);
+  CHECK(y[3] == y[1]);
+  CHECK(y[4] == 7.0f);
+  // Backward turns back: the rotation's transpose is its inverse.
+  rope_backward(x.data(), 2, 4, 1, 4, 100.0f);
+  const std::vector<float> back = {1, 0, 0, 1, 1, 0, 0, 1};
+  for (size_t i = 0; i < back.size(); ++i) CHECK(x[i] == Approx(back[i]).margin(1e-7));
+}
+
+TEST_CASE("swiglu gates the up projection by silu of the gate", "[math]") {
+  // silu(1) = 1 / (1 + e^-1) = 0.7310586, silu(-1) = -0.2689414
+  const std::vector<float> G = {1, -1, 0}, U = {2, 3, 5};
+  std::vector<float> H(3);
+  swiglu_forward(H.data(), G.data(), U.data(), 3);
+  CHECK(H[0] == Approx(2 * 0.7310586));
+  CHECK(H[1] == Approx(3 * -0.2689414));
+  CHECK(H[2] == 0.0f);
+  // silu'(g) = s (1 + g (1 - s)): at 1, 0.7310586 (1 + 0.2689414) = 0.9276705; at 0, 0.5
+  std::vector<float> dG(3), dU(3);
+  const std::vector<float> dH = {1, 1, 2};
+  swiglu_backward(dG.data(), dU.data(), dH.data(), G.data(), U.data(), 3);
+  CHECK(dG[0] == Approx(2 * 0.9276705));
+  CHECK(dU[0] == Approx(0.7310586));
+  CHECK(dG[2] == Approx(2 * 5 * 0.5));
+  CHECK(dU[2] == 0.0f);
+}
+
 TEST_CASE("gelu (tanh approximation) and relu", "[math]") {
   std::vector<float> x = {1.0f, -1.0f, 0.5f, 3.0f, 0.0f};
   gelu_forward(x.data(), x.size());

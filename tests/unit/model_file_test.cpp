@@ -160,7 +160,8 @@ TEST_CASE("errors name the file and the field", "[model]") {
   w = small_weights();
   w["config"]["positional"] = "rope";
   w["config"]["d_k"] = 3;
-  CHECK_THAT(load_error(w), Catch::Contains("config.d_k: must be even with \"positional\": \"rope\""));
+  CHECK_THAT(load_error(w),
+             Catch::Contains("config.d_k: must be even with \"positional\": \"rope\""));
   w = small_weights();
   w["config"]["tokenizer"] = {{"lowercase", "yes"}};
   CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.lowercase: must be true or false"));

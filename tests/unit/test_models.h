@@ -32,7 +32,10 @@ inline Model random_model(Config c, bool attention_bias, bool classifier_bias, u
   }
   std::vector<TensorSpec> present;
   for (TensorSpec& spec : layout_for(c)) {
-    const bool bias = spec.name == "classifier_bias" ? classifier_bias : attention_bias;
+    // The feed-forward biases, required before issue 24, are always there.
+    const bool bias = spec.name == "classifier_bias"                 ? classifier_bias
+                      : spec.name.find(".ffn.") != std::string::npos ? true
+                                                                     : attention_bias;
     if (!spec.optional || bias) present.push_back(std::move(spec));
   }
   Weights w(c, std::move(present));
