@@ -193,7 +193,7 @@ void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, in
   const float* angles = rope_cos_sin(first + T, d_k, theta);
   const int half = d_k / 2;
   for (int t = 0; t < T; ++t) {
-    const float* cs = angles + area(first + t, d_k);
+    const float* cs = angles + area(first + t, 2 * half);
     for (int h = 0; h < n_heads; ++h) {
       float* pair = x + area(t, ld) + area(h, d_k);
       for (int i = 0; i < half; ++i) {
@@ -253,19 +253,32 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
   const int v_width = n_heads * d_v;
   const int qk_ld = ld_qkv > 0 ? ld_qkv : n_heads * d_k, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
   const auto TT = static_cast<size_t>(T) * static_cast<size_t>(T);
+  // Under Threading::kRows (results) the products of math/row_products.h, so
+  // that query q's row is the same bits whatever the other queries and
+  // whatever OpenBLAS would pick on this CPU; training keeps OpenBLAS.
+  const bool rows = fixed_row_blocks();
   for (int i = 0; i < n_heads; ++i) {
     float* A_i = A + static_cast<size_t>(i) * TT;
     const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
     const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
     // A_i = Q_i K_i^T * scale
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + qk_column, qk_ld,
-                K + qk_column, qk_ld, 0.0f, A_i, T);
+    if (rows) {
+      row_product_transposed(T, T, d_k, Q + qk_column, qk_ld, K + qk_column, qk_ld, A_i, T);
+      for (size_t j = 0; j < TT; ++j) A_i[j] *= scale;
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + qk_column, qk_ld,
+                  K + qk_column, qk_ld, 0.0f, A_i, T);
+    }
     for (int q = 0; q < T; ++q) {
       float* row = A_i + static_cast<size_t>(q) * static_cast<size_t>(T);
       if (causal) {
-        for (int k = q + 1; k < T; ++k) row[k] = -std::numeric_limits<float>::infinity();
+        // The softmax of the keys up to q alone, so that a row is the same
+        // bits whatever keys come after it (a longer window, a cache).
+        softmax_forward(row, q + 1);
+        std::fill(row + q + 1, row + T, 0.0f);
+      } else {
+        softmax_forward(row, T);
       }
-      softmax_forward(row, T);
     }
     const float* A_used = A_i;
     if (mask != nullptr) {
@@ -275,8 +288,12 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
       A_used = dropped;
     }
     // head_i = A_i V_i, into its columns of the concatenation
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T, V + v_column,
-                v_ld, 0.0f, heads + v_column, v_width);
+    if (rows) {
+      row_product(T, d_v, T, A_used, T, V + v_column, v_ld, heads + v_column, v_width);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
+                  V + v_column, v_ld, 0.0f, heads + v_column, v_width);
+    }
   }
 }
 

@@ -123,7 +123,7 @@ void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, 
   const float* angles = rope_cos_sin(first + T, d_k, theta);
   const int half = d_k / 2;
   for (int t = 0; t < T; ++t) {
-    const float* cs = angles + area(first + t, d_k);
+    const float* cs = angles + area(first + t, 2 * half);
     for (int h = 0; h < n_heads; ++h) {
       float* pair = dx + area(t, ld) + area(h, d_k);
       for (int i = 0; i < half; ++i) {

@@ -198,11 +198,13 @@ std::optional<double> validation_loss(Run& run) {
   return total / static_cast<double>(windows);
 }
 
-// 0 threads: every core for one process; one thread per rank under mpirun,
-// which may start several ranks on one machine.
-void set_threads(int threads) {
+// The worker threads of a run: 0 threads is every core for one process, one
+// per rank under mpirun, which may start several ranks on one machine. Each
+// worker's products run on OpenBLAS single-threaded.
+int set_threads(int threads) {
   const int automatic = data_parallel::ranks() > 1 ? 1 : available_cores();
-  set_threading(Threading::kBlas, threads > 0 ? threads : automatic);
+  set_threading(Threading::kBlas, 1);
+  return threads > 0 ? threads : automatic;
 }
 
 TrainSummary run_training(Run& run, const TrainHooks& hooks) {
@@ -279,12 +281,10 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
     const int step = run.step;
     TrainingState& training = *run.training;
     sample_batch(run, step, data_parallel::rank() * share, share, inputs, targets);
-    // Each rank's masks of its own; rank 0's are those of a run without mpirun.
-    const uint64_t dropout_seed =
-        random_bits(o.seed, RandomStream::kDropout, static_cast<uint64_t>(step),
-                    static_cast<uint64_t>(data_parallel::rank()));
+    // Each rank's workers draw masks of their own, numbered over every rank.
+    const int workers = static_cast<int>(training.workers.size());
     const double loss = training.gradients(run.model, o, inputs.data(), targets.data(), share,
-                                           c.max_len, dropout_seed);
+                                           c.max_len, step, data_parallel::rank() * workers);
     // A signal on any rank stops every rank after this same step.
     const StepTotals totals = training.exchange(loss, hooks.should_stop && hooks.should_stop());
     grad_norm = training.update(run.model.weights, o, step);
@@ -322,79 +322,9 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
 
 }  // namespace
 
-// The floats after the gradients in TrainingState::grads.
-constexpr size_t kLossSlot = 0, kStopSlot = 1, kExchangedScalars = 2;
-
-TrainingState::TrainingState(const Weights& weights) {
-  const auto n = static_cast<size_t>(weights.parameter_count());
-  parameters = n;
-  grads.assign(n + kExchangedScalars, 0.0f);
-  m.assign(n, 0.0f);
-  v.assign(n, 0.0f);
-  for (const TensorSpec& spec : weights.tensors()) {
-    decayed.push_back(spec.role == TensorRole::kMatrix ||
-                      spec.role == TensorRole::kResidualProjection);
-  }
-}
-
-double TrainingState::gradients(Model& model, const TrainOptions& o, const int* inputs,
-                                const int* targets, int B, int T, uint64_t dropout_seed) {
-  forward(model, activations, inputs, B, T, Dropout{o.dropout, dropout_seed});
-  const double loss = loss_forward_backward(activations, targets, model.config.vocab_size);
-  std::fill(grads.begin(), grads.end(), 0.0f);
-  backward(model, activations, grad_state, grads.data());
-  return loss;
-}
-
-StepTotals TrainingState::exchange(double loss, bool stop) {
-  const int ranks = data_parallel::ranks();
-  if (ranks == 1) return {loss, stop};  // nothing to exchange: no rounding of the loss either
-  float* scalars = grads.data() + parameters;
-  scalars[kLossSlot] = static_cast<float>(loss);
-  scalars[kStopSlot] = stop ? 1.0f : 0.0f;
-  data_parallel::allreduce_sum(grads.data(), grads.size());
-  // Each rank's gradient is of the mean over its B/R windows: their mean is
-  // the gradient of the mean over all B.
-  const float mean = 1.0f / static_cast<float>(ranks);
-  for (size_t i = 0; i < parameters; ++i) grads[i] *= mean;
-  return {scalars[kLossSlot] / ranks, scalars[kStopSlot] > 0};
-}
-
-double TrainingState::update(Weights& w, const TrainOptions& o, int s) {
-  grad_norm = gradient_norm(grads.data(), parameters);
-  if (o.clip > 0 && grad_norm > o.clip) {
-    const auto scale = static_cast<float>(o.clip / grad_norm);
-    std::for_each_n(grads.begin(), parameters, [scale](float& g) { g *= scale; });
-  }
-  const auto lr = static_cast<float>(learning_rate(o, s));
-  size_t offset = 0;
-  for (size_t t = 0; t < w.tensors().size(); ++t) {
-    const auto size = static_cast<size_t>(w.tensors()[t].size());
-    adamw_update(w.values() + offset, grads.data() + offset, m.data() + offset, v.data() + offset,
-                 size, lr, decayed[t] ? o.weight_decay : 0.0f, o.adamw, s + 1);
-    offset += size;
-  }
-  return grad_norm;
-}
-
-double train_step(Model& model, TrainingState& training, const TrainOptions& o, int s,
-                  const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed) {
-  const double loss = training.gradients(model, o, inputs, targets, B, T, dropout_seed);
-  const StepTotals totals = training.exchange(loss, false);
-  training.update(model.weights, o, s);
-  return totals.loss;
-}
-
-double learning_rate(const TrainOptions& o, int step) {
-  if (step < o.warmup) return o.lr * (step + 1) / o.warmup;
-  const int decay_steps = std::max(o.steps - o.warmup, 1);
-  const double progress = std::min(1.0, static_cast<double>(step - o.warmup) / decay_steps);
-  return o.min_lr + 0.5 * (o.lr - o.min_lr) * (1.0 + std::cos(M_PI * progress));
-}
-
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   check_options(options);
-  set_threads(options.threads);
+  const int workers = set_threads(options.threads);
   Run run;
   run.options = options;
   for (const std::string& path : options.corpus) run.corpus_bytes.push_back(file_size(path));
@@ -406,7 +336,7 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   run.lexicon = format_lexicon(lexicon);
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
-  run.training.emplace(run.model.weights);
+  run.training.emplace(run.model.weights, workers);
   load_data(run, documents);
   return run_training(run, hooks);
 }
@@ -427,8 +357,7 @@ TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                                      ": changed since the checkpoint was written; cannot resume");
     }
   }
-  set_threads(run.options.threads);
-  run.training.emplace(run.model.weights);
+  run.training.emplace(run.model.weights, set_threads(run.options.threads));
   const auto n = static_cast<size_t>(run.model.weights.parameter_count());
   checkpoint.restore("params", run.model.weights.values(), n);
   checkpoint.restore("adam_m", run.training->m.data(), n);

@@ -10,6 +10,10 @@
 // Under `mpirun -np R` (data_parallel.h) every rank takes B/R windows of each
 // step's batch; the gradients are summed over the ranks and every rank takes
 // the same update, so the weights are those of one process on the whole batch.
+// Within a process, --threads W splits a rank's windows the same way over W
+// worker threads, each running whole forward and backward passes in buffers
+// of its own (OpenBLAS single-threaded), whose gradients are then added in
+// worker order: R ranks of W threads train exactly as R*W ranks of one.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +53,7 @@ struct TrainOptions {
   int log_every = 10;
   int checkpoint_every = 500;  // 0: only at the end
   uint64_t seed = 1;
-  int threads = 0;  // 0: every core (one per rank under mpirun)
+  int threads = 0;  // worker threads; 0: every core (one per rank under mpirun)
 };
 
 // What the trainer reports as it goes.
@@ -91,27 +95,37 @@ struct StepTotals {
   bool stop = false;  // some rank was asked to stop
 };
 
+// One worker thread's share of a step: its windows' forward pass, kept for
+// backward, its gradient buffers and the gradients of its windows' mean loss.
+struct Worker {
+  Activations activations;
+  GradState grad_state;
+  std::vector<float> grads;  // laid out like Weights::values()
+};
+
 // Everything training keeps from step to step besides the weights: the
 // gradients and AdamW's moments (arenas laid out like Weights::values()), the
-// step's activations and gradient buffers, and validation's scratch.
+// workers' activations and gradient buffers, and validation's scratch.
 struct TrainingState {
-  explicit TrainingState(const Weights& weights);
+  // `workers` threads share each step's windows (at least 1).
+  explicit TrainingState(const Weights& weights, int workers = 1);
   // The gradients of the `parameters` weights, then two more floats, the
   // step's loss and stop flag: the one buffer the ranks sum at every step.
   std::vector<float> grads;
   std::vector<float> m, v;
   size_t parameters = 0;
-  std::vector<bool> decayed;  // per tensor: weight decay applies (matrices, see TensorRole)
-  double grad_norm = 0;       // of the last update, before clipping
-  Activations activations;    // the step's forward pass, kept for backward
-  GradState grad_state;
-  RunState validation;  // validation's forward passes (no dropout, nothing kept)
+  std::vector<bool> decayed;    // per tensor: weight decay applies (matrices, see TensorRole)
+  double grad_norm = 0;         // of the last update, before clipping
+  std::vector<Worker> workers;  // [W]; worker 0's gradients are `grads`
+  RunState validation;          // validation's forward passes (no dropout, nothing kept)
 
   // Forward (with dropout), loss and backward on this rank's windows
-  // inputs/targets [B, T]: grads becomes d (their mean loss) / d weights.
-  // Returns that mean loss.
+  // inputs/targets [B, T], split over the workers: grads becomes d (their
+  // mean loss) / d weights. Worker w draws the dropout masks of share
+  // first_share + w of step s (a rank's first share is rank * W). Returns
+  // that mean loss.
   double gradients(Model& model, const TrainOptions& options, const int* inputs, const int* targets,
-                   int B, int T, uint64_t dropout_seed);
+                   int B, int T, int s, int first_share);
 
   // The step's one collective (data_parallel::allreduce_sum): grads becomes
   // the mean of every rank's, which is the gradient of the whole batch's mean
@@ -124,10 +138,10 @@ struct TrainingState {
   double update(Weights& weights, const TrainOptions& options, int s);
 };
 
-// One training step, as `train` runs it: gradients on the windows
-// inputs/targets [B, T], exchange, update. Returns the loss.
+// One training step (s from 0) of one rank, as `train` runs it: gradients on
+// the windows inputs/targets [B, T], exchange, update. Returns the loss.
 double train_step(Model& model, TrainingState& training, const TrainOptions& options, int s,
-                  const int* inputs, const int* targets, int B, int T, uint64_t dropout_seed);
+                  const int* inputs, const int* targets, int B, int T);
 
 // Throws Error(kUsage) naming the first option out of its range.
 void check_options(const TrainOptions& options);

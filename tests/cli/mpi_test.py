@@ -37,7 +37,7 @@ USAGE, INTERRUPTED = 2, 130
 TIMEOUT = 120  # seconds any one command may take before the test fails
 
 SHAPE = ["--vocab-size", "500", "--d-model", "32", "--layers", "2", "--heads", "2",
-         "--context", "16", "--val-fraction", "0.05", "--eval-every", "0", "--threads", "1", "-f", "json"]
+         "--context", "16", "--val-fraction", "0.05", "--eval-every", "0", "-f", "json"]
 SMALL = SHAPE + ["--batch", "8"]
 STORY = ("Once upon a time there was a little cat. The cat liked to play in the sun. "
          "One day the cat saw a big dog. The dog was kind and they played all day.\n")
@@ -153,7 +153,8 @@ class Mpi(unittest.TestCase):
 
     def train(self, ranks, name, *extra):
         out = os.path.join(self.tmp, name)
-        r = run(ranks, "train", self.text, "-o", out, *SMALL, *extra)
+        threads = [] if "--threads" in extra else ["--threads", "1"]
+        r = run(ranks, "train", self.text, "-o", out, *SMALL, *threads, *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         return out, r
 
@@ -171,6 +172,20 @@ class Mpi(unittest.TestCase):
         self.assertAlmostEqual(json.loads(r2.stdout)["loss"], json.loads(r1.stdout)["loss"], 4)
         with open(os.path.join(two, "checkpoint.json"), encoding="utf-8") as f:
             self.assertEqual(json.load(f)["ranks"], 2)
+
+    def test_threads_train_as_ranks(self):
+        # One process of 2 worker threads and 2 ranks of 1 split the batch
+        # alike, draw the same dropout masks and add the gradients in the same
+        # order: the same bits. 1 rank of 2 threads against 2 ranks of 2
+        # threads would be 4 shares against 2, so that is not compared.
+        threads, _ = self.train(1, "threads", "--steps", "30", "--dropout", "0.2",
+                                "--threads", "2")
+        ranks, _ = self.train(2, "ranks", "--steps", "30", "--dropout", "0.2")
+        self.assertEqual(read(os.path.join(threads, "weights.json")),
+                         read(os.path.join(ranks, "weights.json")))
+        four, _ = self.train(2, "four", "--steps", "30", "--dropout", "0.2", "--threads", "2")
+        self.assertNotEqual(read(os.path.join(four, "weights.json")),
+                            read(os.path.join(ranks, "weights.json")))
 
     def test_dropout_is_repeatable(self):
         a, _ = self.train(2, "dropout_a", "--steps", "30", "--dropout", "0.1")

@@ -47,13 +47,15 @@ std::vector<Case> cases() {
   add("one layer, one head", [](Config& c) { c.n_layers = 1, c.n_heads = 1; });
   add(
       "dropout", [](Config&) {}, true, 0.3f);
-  add("rotary positions", [](Config& c) { c.positional = Positional::kRope, c.rope_theta = 50; });
+  // Rotary positions turn pairs of columns: d_k even.
+  add("rotary positions",
+      [](Config& c) { c.positional = Positional::kRope, c.rope_theta = 50, c.d_k = 4; });
   add("rmsnorm", [](Config& c) { c.norm = Norm::kRmsNorm; });
   add("swiglu", [](Config& c) { c.activation = Activation::kSwiglu; });
   add(
       "rope, rmsnorm and swiglu, with biases and dropout",
       [](Config& c) {
-        c.positional = Positional::kRope, c.norm = Norm::kRmsNorm;
+        c.positional = Positional::kRope, c.norm = Norm::kRmsNorm, c.d_k = 4;
         c.activation = Activation::kSwiglu;
       },
       true, 0.2f);

@@ -4,6 +4,7 @@
 #include "train/trainer.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -13,6 +14,7 @@
 #include "predict/evaluate.h"
 #include "predict/predictor.h"
 #include "temp_dir.h"
+#include "test_models.h"
 #include "tiny_run.h"
 
 using namespace nextword;
@@ -44,4 +46,41 @@ TEST_CASE("a short run on tiny text learns it", "[train]") {
   CHECK(r.top5_accuracy() > 0.99);  // never more than two choices
   CHECK(r.top1_accuracy() > 0.7);   // 4/7 certain + 3/7 coin flips = 0.79
   CHECK(r.cross_entropy < 0.45);
+}
+
+TEST_CASE("worker threads split the batch and add up to its gradient", "[train]") {
+  // Without dropout the gradient of the batch's mean loss is the same
+  // whatever the split: W workers' weighted gradients against one pass.
+  Config c = small_config();
+  const int B = 7, T = c.max_len, V = c.vocab_size;
+  std::vector<int> inputs, targets;
+  for (int i = 0; i < B * T; ++i) {
+    inputs.push_back((i * 7 + 3) % V);
+    targets.push_back((i * 5 + 1) % V);
+  }
+  TrainOptions o;
+  o.dropout = 0;
+  Model m = random_model(c, true, true, 3);
+  TrainingState one(m.weights, 1);
+  const double loss = one.gradients(m, o, inputs.data(), targets.data(), B, T, 0, 0);
+  for (int W : {2, 3, 8}) {
+    INFO(W << " workers");
+    TrainingState split(m.weights, W);
+    const double split_loss = split.gradients(m, o, inputs.data(), targets.data(), B, T, 0, 0);
+    CHECK(split_loss == Approx(loss).epsilon(1e-6));
+    double diff2 = 0, norm2 = 0;
+    for (size_t i = 0; i < one.parameters; ++i) {
+      diff2 += (split.grads[i] - one.grads[i]) * (split.grads[i] - one.grads[i]);
+      norm2 += one.grads[i] * one.grads[i];
+    }
+    CHECK(norm2 > 0);
+    CHECK(std::sqrt(diff2 / norm2) < 1e-6);
+    // The same bits again at the same W, dropout included.
+    o.dropout = 0.3f;
+    split.gradients(m, o, inputs.data(), targets.data(), B, T, 5, 0);
+    const std::vector<float> first(split.grads);
+    split.gradients(m, o, inputs.data(), targets.data(), B, T, 5, 0);
+    CHECK(first == split.grads);
+    o.dropout = 0;
+  }
 }
