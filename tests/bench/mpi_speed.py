@@ -5,6 +5,11 @@ allreduce of that model's gradients alone, and README's cost model for N
 machines.
 
     python3 tests/bench/mpi_speed.py build/nextword [--corpus TEXT] [--rounds 3] [--steps 30]
+        [--old OLD_NEXTWORD]
+
+"1 process, 2 threads" is 2 worker threads (train --threads, issue 24); with
+--old, a build from before them runs "1 process, 2 threads" too (OpenBLAS's
+two threads then), in the same rounds.
 
 Needs a build with -DNEXTWORD_MPI=ON, mpirun and mpicc (openmpi-bin,
 libopenmpi-dev). Rounds alternate between the configurations so that load on
@@ -122,20 +127,25 @@ def main():
     parser.add_argument("--corpus", default=DEFAULT_CORPUS)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--old", help="a build from before the worker threads")
     args = parser.parse_args()
     nextword = os.path.abspath(args.nextword)
     scratch = tempfile.mkdtemp()
-    configurations = [("1 process, 1 thread", 1, 1), ("mpirun -np 2, 1 thread per rank", 2, 1),
-                      ("1 process, 2 threads", 1, 2)]
-    speeds = {name: [] for name, _, _ in configurations}
-    cpu = {name: [] for name, _, _ in configurations}  # CPU seconds of the whole run
+    configurations = [("1 process, 1 thread", 1, 1, nextword),
+                      ("mpirun -np 2, 1 thread per rank", 2, 1, nextword),
+                      ("1 process, 2 threads", 1, 2, nextword)]
+    if args.old:
+        configurations.append(("old build, 1 process, 2 threads", 1, 2,
+                               os.path.abspath(args.old)))
+    speeds = {name: [] for name, _, _, _ in configurations}
+    cpu = {name: [] for name, _, _, _ in configurations}  # CPU seconds of the whole run
     parameters = 0
     try:
         for round_ in range(args.rounds):
             order = configurations if round_ % 2 == 0 else configurations[::-1]
-            for name, ranks, threads in order:
+            for name, ranks, threads, binary in order:
                 out = os.path.join(scratch, "model")
-                speed, parameters, seconds = train(nextword, args.corpus, out, ranks, threads,
+                speed, parameters, seconds = train(binary, args.corpus, out, ranks, threads,
                                                    args.steps)
                 shutil.rmtree(out)
                 speeds[name].append(speed)
@@ -150,7 +160,7 @@ def main():
         # not change much; tokens/s is what the user sees.
         one = statistics.median(speeds[configurations[0][0]])
         one_cpu = statistics.median(cpu[configurations[0][0]])
-        for name, _, _ in configurations:
+        for name, _, _, _ in configurations:
             median = statistics.median(speeds[name])
             print("  %-34s %8.0f tokens/s  %.2fx  (rounds: %s); CPU %.1f s, %.2fx of 1 process"
                   % (name, median, median / one, ", ".join("%.0f" % s for s in speeds[name]),
