@@ -146,9 +146,9 @@ void embedding_forward(float* X, const float* E, const int* ids, int T, int d) {
 
 void position_forward(float* X, const float* P, int T, int d) { accumulate(X, P, area(T, d)); }
 
-void sinusoid_forward(float* X, int T, int d) {
-  for (int p = 0; p < T; ++p) {
-    float* x = X + static_cast<size_t>(p) * static_cast<size_t>(d);
+void sinusoid_forward(float* X, int T, int d, int first) {
+  for (int p = first; p < first + T; ++p) {
+    float* x = X + static_cast<size_t>(p - first) * static_cast<size_t>(d);
     for (int j = 0; j < d; ++j) {
       const int two_i = j - j % 2;
       const double angle = p / std::pow(10000.0, static_cast<double>(two_i) / d);
@@ -293,6 +293,25 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
                   V + v_column, v_ld, 0.0f, heads + v_column, v_width);
+    }
+  }
+}
+
+void attention_extend(float* heads, const float* Q, int ld_q, const float* K, int ld_k,
+                      const float* V, int ld_v, int first, int n, int n_heads, int d_k, int d_v,
+                      float scale, float* scores) {
+  const int v_width = n_heads * d_v;
+  for (int r = 0; r < n; ++r) {
+    const int keys = first + r + 1;
+    for (int i = 0; i < n_heads; ++i) {
+      const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+      const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
+      row_product_transposed(1, keys, d_k, Q + area(r, ld_q) + qk_column, ld_q, K + qk_column, ld_k,
+                             scores, keys);
+      for (int k = 0; k < keys; ++k) scores[k] *= scale;
+      softmax_forward(scores, keys);
+      row_product(1, d_v, keys, scores, keys, V + v_column, ld_v,
+                  heads + area(r, v_width) + v_column, v_width);
     }
   }
 }

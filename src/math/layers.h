@@ -32,8 +32,8 @@ void embedding_forward(float* X, const float* E, const int* ids, int T, int d);
 // X[T, d] += P[0..T-1]  (learned positions)
 void position_forward(float* X, const float* P, int T, int d);
 
-// X[T, d] += PE[0..T-1], PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same)
-void sinusoid_forward(float* X, int T, int d);
+// X[T, d] += PE[first..first+T-1], PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(same)
+void sinusoid_forward(float* X, int T, int d, int first = 0);
 
 // out[T, d] = (in - mean) / sqrt(var + eps) * weight + bias, per row, with the
 // biased variance. `out` may equal `in`.
@@ -77,6 +77,19 @@ double log_sum_exp(const float* x, int n);
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
                        int T, int n_heads, int d_k, int d_v, float scale, bool causal,
                        const float* mask = nullptr, float* A_dropped = nullptr, int ld_qkv = 0);
+
+// Causal attention of n new queries against a cache of keys and values
+// (h heads): query r is at position first + r and sees keys 0 .. first + r.
+//   Q[n, ld_q], K[first + n, ld_kv_k], V[first + n, ld_kv_v] (Q and K turned
+//   by rotary positions already, when the model has them)
+//   heads[n, h*d_v]: head_i of each query, written to columns i*d_v..
+// Every row is the same bits as the row of that query in attention_forward
+// under Threading::kRows over the whole window: the products of
+// math/row_products.h, the softmax of the keys up to the query. `scores` is
+// scratch of first + n floats.
+void attention_extend(float* heads, const float* Q, int ld_q, const float* K, int ld_k,
+                      const float* V, int ld_v, int first, int n, int n_heads, int d_k, int d_v,
+                      float scale, float* scores);
 
 // x[n] = gelu(x), the tanh approximation used by GPT-2
 void gelu_forward(float* x, size_t n);

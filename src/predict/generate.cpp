@@ -44,23 +44,12 @@ int choose_next(const Model& model, const float* logits, const GenerateOptions& 
   return ids[keep - 1];
 }
 
-// No KV cache: every word runs the whole context through the model again.
-// Measured on the default model (d_model 128, 4 layers, V 4096, max_len 64;
-// one thread; medians on the 2-core development machine), a step costs about
-// 0.35 ms with a one-token context (one token through the layers, the
-// classifier over V, the ranking), plus about 0.02 ms per further context
-// token: 0.38 ms at 4 tokens, 1.6 ms at 64. A cache would make every step
-// cost about what a one-token step costs, so it could save at most the
-// per-token part:
-//   nextword generate "once upon a" -n 20 --temperature 0   5 ms of 22 ms
-//   ... -n 60                                               39 ms of 77 ms
-// (as a process). Only while the context is below max_len, though: past it,
-// the window slides by one token per word, every token's learned position
-// changes, and with it every layer's K and V, so each step recomputes the
-// full window (1.6 ms) with or without a cache; long generations run at that
-// rate. A cache would also be a second, one-row forward pass whose sums BLAS
-// may round differently from the batched one, and greedy generation must
-// stay the top-1 of `predict`, word for word.
+// Each word extends the context by one token, which Predictor::next_logits
+// runs alone through its key/value cache (transformer/cache.h), with the
+// same bits as a pass over the whole context, so greedy generation stays the
+// top-1 of `predict`, word for word. Past max_len the window slides: the
+// first token goes, every position changes, and the whole window runs again,
+// as `predict` would run that window.
 std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& o) {
   const Model& model = predictor.model();
   std::vector<int> words;

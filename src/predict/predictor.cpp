@@ -1,8 +1,10 @@
 #include "predict/predictor.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
+#include "base/threading.h"
 #include "math/layers.h"
 #include "predict/ranking.h"
 #include "text/tokenizer.h"
@@ -75,8 +77,25 @@ Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
 }
 
 std::span<const float> Predictor::next_logits(const Encoded& input) {
-  run({&input, 1});
-  return logits();
+  const std::span<const int> ids = input.ids, held = cache_.ids();
+  // The cache's bits are a full pass's only where every row is computed
+  // alone: under Threading::kRows, which everything that prints runs under.
+  if (!extendable(model_) || !fixed_row_blocks() || ids.empty()) {
+    cache_.clear();
+    run({&input, 1});
+    tokens_run_ = static_cast<int>(ids.size());
+    return logits();
+  }
+  const bool extends =
+      held.size() <= ids.size() && std::equal(held.begin(), held.end(), ids.begin());
+  if (extends && held.size() == ids.size()) {
+    tokens_run_ = 0;
+    return cache_.logits();
+  }
+  if (!extends) cache_.clear();
+  const size_t from = cache_.ids().size();
+  tokens_run_ = static_cast<int>(ids.size() - from);
+  return cache_.extend(model_, ids.subspan(from));
 }
 
 std::span<const float> Predictor::next_logits(std::span<const Encoded> inputs) {

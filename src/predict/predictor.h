@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model_file.h"
+#include "transformer/cache.h"
 #include "transformer/transformer.h"
 
 namespace nextword {
@@ -65,13 +66,19 @@ class Predictor {
 
   // The forward pass alone: the next-word logits of `input`, one per
   // vocabulary word, for a caller that ranks them itself (generation ranks
-  // each word once, by predict/ranking.h). Valid until the next call.
+  // each word once, by predict/ranking.h). Valid until the next call. When
+  // the input extends the last one given here (a word generated or typed
+  // after it), only the new tokens run, through the key/value cache
+  // (transformer/cache.h), with the same bits as a full pass.
   std::span<const float> next_logits(const Encoded& input);
   // The same for several inputs in one pass: row b ([b * V, (b + 1) * V))
   // holds input b's. Valid until the next call.
   std::span<const float> next_logits(std::span<const Encoded> inputs);
 
   const Model& model() const { return model_; }
+  // Tokens run through the model by the last call (all of them, or the new
+  // ones through the cache).
+  int tokens_run() const { return tokens_run_; }
   // Logits of the last phrase predicted, one per vocabulary word.
   std::span<const float> logits() const;
 
@@ -83,6 +90,8 @@ class Predictor {
 
   const Model& model_;
   RunState state_;
+  KVCache cache_;  // of the inputs of next_logits(const Encoded&)
+  int tokens_run_ = 0;
   std::vector<int> lengths_;
   std::vector<int> ids_;
 };

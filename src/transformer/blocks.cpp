@@ -42,15 +42,6 @@ uint64_t site_seed(const Dropout& dropout, int l, int site) {
   return dropout.seed + static_cast<uint64_t>(l) * 4 + static_cast<uint64_t>(site);
 }
 
-// out = X + O through the residual connection, or out = O without one.
-void residual_or_copy(float* out, const float* X, const float* O, size_t n, const Config& c) {
-  if (c.residual) {
-    residual_forward(out, X, O, n);
-  } else {
-    std::copy(O, O + n, out);
-  }
-}
-
 // Back through out = X + O (or out = O): d X_in and d O from g.dX = d out.
 // g.dX_in then holds d X's share, which the block adds to.
 void residual_or_copy_backward(GradState& g, const Config& c) {
@@ -64,6 +55,14 @@ void residual_or_copy_backward(GradState& g, const Config& c) {
 }
 
 }  // namespace
+
+void residual_or_copy(float* out, const float* X, const float* O, size_t n, const Config& c) {
+  if (c.residual) {
+    residual_forward(out, X, O, n);
+  } else {
+    std::copy(O, O + n, out);
+  }
+}
 
 const float* norm_forward(float* U, const float* X, const float* weight, const float* bias,
                           const Config& c, int rows) {
@@ -101,6 +100,17 @@ void embed_backward(const Gradients& G, const Model& model, const float* dX, con
   embedding_backward(G.of(model.weights.embedding), dX, ids, s.N(), d);
 }
 
+void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights& w, int N) {
+  const int d = c.d_model, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v, ld = 2 * qk + v;
+  if (w.w_qkv != nullptr) {
+    matmul_forward(QKV, U, w.w_qkv, w.b_qkv, N, d, ld);
+  } else {
+    matmul_forward(QKV, U, w.w_q, w.b_q, N, d, qk, ld);
+    matmul_forward(QKV + qk, U, w.w_k, w.b_k, N, d, qk, ld);
+    matmul_forward(QKV + 2 * qk, U, w.w_v, w.b_v, N, d, v, ld);
+  }
+}
+
 void attention_block_forward(const Config& c, const LayerWeights& w, int l, const Sequences& s,
                              LayerActivations& a, float* A, float* O, const Dropout& dropout) {
   const int N = s.N(), d = c.d_model, h = c.n_heads, qk = h * c.d_k, v = h * c.d_v;
@@ -111,13 +121,7 @@ void attention_block_forward(const Config& c, const LayerWeights& w, int l, cons
   const float* U = norm_forward(a.U1.data(), a.X_in.data(), w.norm1_weight, w.norm1_bias, c, N);
   const int ld = 2 * qk + v;
   float* Q = a.QKV.data();
-  if (w.w_qkv != nullptr) {
-    matmul_forward(Q, U, w.w_qkv, w.b_qkv, N, d, ld);
-  } else {
-    matmul_forward(Q, U, w.w_q, w.b_q, N, d, qk, ld);
-    matmul_forward(Q + qk, U, w.w_k, w.b_k, N, d, qk, ld);
-    matmul_forward(Q + 2 * qk, U, w.w_v, w.b_v, N, d, v, ld);
-  }
+  qkv_forward(Q, U, c, w, N);
   if (drop) dropout_mask(a.A_mask.data(), a.A_mask.size(), dropout.p, site_seed(dropout, l, 1));
   // heads = concat_i softmax(Q_i K_i^T * scale + M) V_i, per sequence; spread
   // over the threads when there is enough of it.

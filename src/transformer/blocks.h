@@ -78,6 +78,15 @@ void logits_forward(float* logits, float* Z, const Model& model, int R);
 void logits_backward(float* dX, float* dZ, const Gradients& G, const Model& model,
                      const float* dlogits, const float* Z, const float* X, int R);
 
+// [Q | K | V] [N, 2*h*d_k + h*d_v] = U [W_q | W_k | W_v] + b: one product
+// with the fused weights when they are there (Weights::fuse_qkv), else three
+// into the same columns. Rotary positions are not applied here.
+void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights& w, int N);
+
+// out[n] = X + O through the residual connection, or out = O without one
+// (Config::residual). `out` may be X.
+void residual_or_copy(float* out, const float* X, const float* O, size_t n, const Config& c);
+
 // U = norm(X), or X itself when the model has no norm (U is then unused).
 const float* norm_forward(float* U, const float* X, const float* weight, const float* bias,
                           const Config& c, int rows);

@@ -10,6 +10,19 @@ namespace {
 
 void fit(std::vector<float>& buffer, size_t n) { buffer.resize(n); }
 
+void reserve_attention(std::vector<std::vector<float>>& A, const Config& c, size_t attention) {
+  A.resize(static_cast<size_t>(c.n_layers));
+  for (std::vector<float>& layer : A) fit(layer, attention);
+}
+
+std::span<const int> windows(int B, int T) {
+  thread_local std::vector<int> lengths;
+  lengths.assign(static_cast<size_t>(B), T);
+  return lengths;
+}
+
+}  // namespace
+
 // Sizes one layer's buffers for N tokens: with_masks for a training pass
 // with dropout.
 void reserve_layer(LayerActivations& a, const Config& c, int N, size_t attention, bool with_masks) {
@@ -29,19 +42,6 @@ void reserve_layer(LayerActivations& a, const Config& c, int N, size_t attention
   fit(a.O_mask, with_masks ? area(N, d) : 0);
   fit(a.F_mask, with_masks && ffn ? area(N, d) : 0);
 }
-
-void reserve_attention(std::vector<std::vector<float>>& A, const Config& c, size_t attention) {
-  A.resize(static_cast<size_t>(c.n_layers));
-  for (std::vector<float>& layer : A) fit(layer, attention);
-}
-
-std::span<const int> windows(int B, int T) {
-  thread_local std::vector<int> lengths;
-  lengths.assign(static_cast<size_t>(B), T);
-  return lengths;
-}
-
-}  // namespace
 
 void Sequences::lay_out(std::span<const int> lengths, int n_heads) {
   B = static_cast<int>(lengths.size());

@@ -39,6 +39,11 @@ void forward(const Model& model, RunState& state, const int* ids, std::span<cons
 void forward(const Model& model, Activations& activations, const int* ids, int B, int T,
              const Dropout& dropout);
 
+// Sizes one layer's buffers for N tokens: `attention` floats of A's masks
+// with_masks (a training pass with dropout); those the config does not use
+// stay empty.
+void reserve_layer(LayerActivations& a, const Config& c, int N, size_t attention, bool with_masks);
+
 // Floating-point operations of one pass over sequences of these lengths:
 // every matrix product at 2 per multiply-add, attention in full T x T
 // products (as computed), the classifier on each sequence's last position.

@@ -1,0 +1,73 @@
+#include "transformer/cache.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "math/layers.h"
+#include "transformer/blocks.h"
+#include "transformer/transformer.h"
+
+namespace nextword {
+
+bool extendable(const Model& model) { return model.config.causal; }
+
+std::span<const float> KVCache::extend(const Model& model, std::span<const int> ids) {
+  const Config& c = model.config;
+  const Weights& W = model.weights;
+  const int n = static_cast<int>(ids.size()), first = static_cast<int>(ids_.size());
+  if (!extendable(model) || n < 1 || first + n > c.max_len) {
+    throw std::logic_error("KVCache::extend: not a causal model, or past max_len");
+  }
+  const int d = c.d_model, L = c.n_layers, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
+  const int ld = 2 * qk + v;
+  K_.resize(static_cast<size_t>(L));
+  V_.resize(static_cast<size_t>(L));
+  for (int l = 0; l < L; ++l) {
+    K_[static_cast<size_t>(l)].resize(area(c.max_len, qk));
+    V_[static_cast<size_t>(l)].resize(area(c.max_len, v));
+  }
+  reserve_layer(scratch_, c, n, 0, false);
+  branch_.resize(area(n, d));
+  scores_.resize(static_cast<size_t>(first + n));
+  LayerActivations& a = scratch_;
+
+  // X = E[ids] + the positions first .. first+n-1
+  embedding_forward(a.X_in.data(), W.embedding, ids.data(), n, d);
+  if (c.positional == Positional::kLearned) {
+    position_forward(a.X_in.data(), W.position + area(first, d), n, d);
+  }
+  if (c.positional == Positional::kSinusoidal) sinusoid_forward(a.X_in.data(), n, d, first);
+  for (int l = 0; l < L; ++l) {
+    const LayerWeights& w = W.layers[static_cast<size_t>(l)];
+    float* K = K_[static_cast<size_t>(l)].data();
+    float* V = V_[static_cast<size_t>(l)].data();
+    // [Q | K | V] of the new rows; K and V join the cache.
+    const float* U = norm_forward(a.U1.data(), a.X_in.data(), w.norm1_weight, w.norm1_bias, c, n);
+    float* Q = a.QKV.data();
+    qkv_forward(Q, U, c, w, n);
+    if (c.positional == Positional::kRope) {
+      rope_forward(Q, n, ld, c.n_heads, c.d_k, c.rope_theta, first);
+      rope_forward(Q + qk, n, ld, c.n_heads, c.d_k, c.rope_theta, first);
+    }
+    for (int r = 0; r < n; ++r) {
+      const float* row = Q + area(r, ld);
+      std::copy_n(row + qk, qk, K + area(first + r, qk));
+      std::copy_n(row + 2 * qk, v, V + area(first + r, v));
+    }
+    attention_extend(a.heads.data(), Q, ld, K, qk, V, v, first, n, c.n_heads, c.d_k, c.d_v,
+                     c.attention_scale(), scores_.data());
+    // X_mid = X_in + heads W_o + b_o, then the feed-forward block back into X_in.
+    matmul_forward(branch_.data(), a.heads.data(), w.w_o, w.b_o, n, v, d);
+    residual_or_copy(a.X_mid.data(), a.X_in.data(), branch_.data(), area(n, d), c);
+    ffn_block_forward(c, w, l, n, a, branch_.data(), a.X_in.data(), Dropout{});
+  }
+  ids_.insert(ids_.end(), ids.begin(), ids.end());
+  // The last new row through final_norm and the classifier.
+  Z_.assign(a.X_in.begin() + static_cast<std::ptrdiff_t>(area(n - 1, d)),
+            a.X_in.begin() + static_cast<std::ptrdiff_t>(area(n, d)));
+  logits_.resize(static_cast<size_t>(c.vocab_size));
+  logits_forward(logits_.data(), Z_.data(), model, 1);
+  return logits_;
+}
+
+}  // namespace nextword

@@ -1,0 +1,118 @@
+// The key/value cache (transformer/cache.h): a text run word by word, or a
+// few words at a time, through the cache gives the same bits as a full pass
+// over the whole text, for every causal fixture model (each positional,
+// norm and activation of format v1) and the default model.
+#include "transformer/cache.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+
+#include "base/threading.h"
+#include "encoded_input.h"
+#include "predict/predictor.h"
+#include "test_models.h"
+
+using namespace nextword;
+using testing::encoded;
+
+namespace {
+
+std::vector<Model> causal_models() {
+  std::vector<Model> models;
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(NEXTWORD_FIXTURE_DIR) + "/parity")) {
+    dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& dir : dirs) {
+    Model m = load_model(ModelPaths::in_directory(dir.string()));
+    if (m.config.causal) models.push_back(std::move(m));
+  }
+  models.push_back(
+      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/default")));
+  return models;
+}
+
+// A text of `length` tokens made of the vocabulary's ids (bos first).
+std::vector<int> text_of(const Model& m, int length) {
+  std::vector<int> ids;
+  for (int t = 0; t < length; ++t) {
+    ids.push_back(t == 0 && m.bos_id >= 0 ? m.bos_id : (t * 7 + 3) % m.config.vocab_size);
+  }
+  return ids;
+}
+
+bool same_bits(std::span<const float> a, std::span<const float> b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a text extended through the cache gives a full pass's bits", "[cache]") {
+  const std::vector<Model> models = causal_models();
+  REQUIRE(models.size() >= 20);
+  int checked = 0;
+  for (int threads : {1, 2}) {
+    set_threading(Threading::kRows, threads);
+    for (const Model& m : models) {
+      INFO(m.paths.weights << ", " << threads << " threads");
+      const std::vector<int> text = text_of(m, m.config.max_len);
+      Predictor cached(m), full(m);
+      // Word by word, then 3 words at a time: each prefix against a full pass.
+      for (int step : {1, 3}) {
+        for (size_t n = 1; n <= text.size(); n += static_cast<size_t>(step)) {
+          INFO("prefix of " << n << " tokens, " << step << " at a time");
+          const Encoded prefix = encoded(m, {text.begin(), text.begin() + n});
+          const std::vector<float> got(cached.next_logits(prefix).begin(),
+                                       cached.next_logits(prefix).end());
+          CHECK(cached.tokens_run() == 0);  // the second call ran nothing new
+          full.predict(prefix, 1);
+          CHECK(same_bits(got, full.logits()));
+          ++checked;
+        }
+      }
+    }
+  }
+  set_threading(Threading::kRows, 1);
+  CHECK(checked > 100);
+}
+
+TEST_CASE("the cache runs only the new tokens and starts again when the text changes", "[cache]") {
+  set_threading(Threading::kRows, 1);
+  Config c = testing::small_config();
+  c.positional = Positional::kRope;
+  c.d_k = 4;
+  c.max_len = 8;
+  const Model m = testing::random_model(c, true, true, 5);
+  Predictor p(m), full(m);
+  std::vector<int> ids = text_of(m, 8);
+  p.next_logits(encoded(m, {ids.begin(), ids.begin() + 5}));
+  CHECK(p.tokens_run() == 5);
+  p.next_logits(encoded(m, {ids.begin(), ids.begin() + 6}));
+  CHECK(p.tokens_run() == 1);
+  p.next_logits(encoded(m, ids));
+  CHECK(p.tokens_run() == 2);
+  // The window slides past max_len: the first token goes, every position
+  // changes, so the whole window runs again, as a full pass would.
+  std::vector<int> slid(ids.begin() + 1, ids.end());
+  slid.push_back(4);
+  const std::vector<float> got(p.next_logits(encoded(m, slid)).begin(),
+                               p.next_logits(encoded(m, slid)).end());
+  CHECK(p.tokens_run() == 0);
+  full.predict(encoded(m, slid), 1);
+  CHECK(same_bits(got, full.logits()));
+  // A word typed over (not an extension) starts again from the first token.
+  slid.back() = 6;
+  p.next_logits(encoded(m, slid));
+  CHECK(p.tokens_run() == 8);
+  // Not causal: no cache, every call a full pass.
+  c.causal = false;
+  const Model bidirectional = testing::random_model(c, true, true, 5);
+  Predictor b(bidirectional);
+  b.next_logits(encoded(bidirectional, {ids.begin(), ids.begin() + 5}));
+  b.next_logits(encoded(bidirectional, {ids.begin(), ids.begin() + 6}));
+  CHECK(b.tokens_run() == 6);
+}
