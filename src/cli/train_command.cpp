@@ -97,6 +97,13 @@ struct TrainCommand {
         ->capture_default_str();
     c.add_option("--dropout", o.dropout, "Dropout on attention weights and residual branches")
         ->capture_default_str();
+    c.add_option("--teacher", o.teacher,
+                 "Distill: also learn this model's next-word distributions (same vocabulary)");
+    c.add_option("--teacher-weight", o.teacher_weight,
+                 "With --teacher: w in (1 - w) CE + w tau^2 KL(teacher || model)")
+        ->capture_default_str();
+    c.add_option("--temperature", o.temperature, "With --teacher: tau, softening both")
+        ->capture_default_str();
     c.add_option("--init-std", o.init_std, "Standard deviation of the initial weights")
         ->capture_default_str();
     c.add_option("--val-fraction", o.val_fraction, "Share of the text held out for validation")

@@ -380,4 +380,43 @@ double crossentropy_forward_backward(float* logits, const int* targets, int N, i
   return loss;
 }
 
+double distillation_forward_backward(float* logits, const float* teacher, const int* targets, int N,
+                                     int V, float weight, float tau, float scale) {
+  std::vector<double> losses(static_cast<size_t>(N));
+#pragma omp parallel for schedule(static) if (area(N, V) >= kParallelRows)
+  for (int t = 0; t < N; ++t) {
+    float* row = logits + area(t, V);
+    const float* teacher_row = teacher + area(t, V);
+    thread_local std::vector<float> p, q;  // softmax(logits / tau), softmax(teacher / tau)
+    p.resize(static_cast<size_t>(V));
+    q.resize(static_cast<size_t>(V));
+    for (int j = 0; j < V; ++j) {
+      p[static_cast<size_t>(j)] = row[j] / tau;
+      q[static_cast<size_t>(j)] = teacher_row[j] / tau;
+    }
+    const double log_z_student = softmax_forward(p.data(), V);
+    const double log_z_teacher = softmax_forward(q.data(), V);
+    // KL(q || p) = sum_j q_j (log q_j - log p_j), log q_j = teacher_j / tau - log_z_teacher
+    double kl = 0.0;
+    for (int j = 0; j < V; ++j) {
+      const double qj = q[static_cast<size_t>(j)];
+      if (qj > 0.0) {
+        kl += qj * ((teacher_row[j] / tau - log_z_teacher) - (row[j] / tau - log_z_student));
+      }
+    }
+    const int target = targets[t];
+    const double target_logit = row[target];
+    const double ce = softmax_forward(row, V) - target_logit;  // row is softmax(logits) now
+    losses[static_cast<size_t>(t)] = (1.0 - weight) * ce + weight * tau * tau * kl;
+    const float hard = (1.0f - weight) * scale, soft = weight * tau * scale;
+    for (int j = 0; j < V; ++j) {
+      row[j] = hard * row[j] + soft * (p[static_cast<size_t>(j)] - q[static_cast<size_t>(j)]);
+    }
+    row[target] -= hard;
+  }
+  double loss = 0.0;  // summed in order, so the total does not depend on threads
+  for (double l : losses) loss += l;
+  return loss;
+}
+
 }  // namespace nextword

@@ -121,6 +121,15 @@ void dropout_forward(float* x, const float* mask, size_t n);
 // Returns the summed loss (before scaling).
 double crossentropy_forward_backward(float* logits, const int* targets, int N, int V, float scale);
 
+// Distillation (Hinton et al. 2015) for each of N rows: with p_S = softmax(logits / tau)
+// and p_T = softmax(teacher / tau),
+//   loss = (1 - w) * (-log softmax(logits)[target]) + w * tau^2 * KL(p_T || p_S);
+// then the row becomes d loss / d logits, times `scale`:
+//   (1 - w) (softmax(logits) - onehot(target)) + w tau (p_S - p_T).
+// Returns the summed loss (before scaling). `teacher` is [N, V] and left as it is.
+double distillation_forward_backward(float* logits, const float* teacher, const int* targets, int N,
+                                     int V, float weight, float tau, float scale);
+
 // ---- Backward passes (training).
 //
 // As in llm.c, each *_backward adds (+=) into the gradients it is given, so a

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include "base/error.h"
@@ -47,6 +48,9 @@ void visit_options(Options& o, Field field) {
   field("eps", o.adamw.eps);
   field("clip", o.clip);
   field("dropout", o.dropout);
+  field("teacher", o.teacher);
+  field("teacher_weight", o.teacher_weight);
+  field("temperature", o.temperature);
   field("init_std", o.init_std);
   field("val_fraction", o.val_fraction);
   field("eval_every", o.eval_every);
@@ -67,9 +71,11 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
   TrainOptions o;
   o.model = parse_config(j.at("model"), file);
   visit_options(o, [&j](const char* name, auto& value) {
-    // Checkpoints written before the feed-forward biases became optional
-    // trained them: the default.
-    if (std::string_view(name) == "ffn_bias" && !j.contains(name)) return;
+    // Checkpoints written before issue 24 have none of its options: theirs
+    // were the defaults (feed-forward biases trained, no teacher).
+    static const std::set<std::string_view> added{"ffn_bias", "teacher", "teacher_weight",
+                                                  "temperature"};
+    if (added.count(name) != 0 && !j.contains(name)) return;
     j.at(name).get_to(value);
   });
   return o;

@@ -54,6 +54,9 @@ void check_options(const TrainOptions& o) {
   require(o.weight_decay >= 0 && o.clip >= 0,
           "train: --weight-decay and --clip must not be negative");
   require(o.threads >= 0, "train: --threads must not be negative");
+  require(o.teacher_weight >= 0 && o.teacher_weight <= 1,
+          "train: --teacher-weight must be in [0, 1]");
+  require(o.temperature > 0, "train: --temperature must be positive");
 }
 
 // The tensors a run trains: every required one, plus the optional biases asked for.
@@ -113,6 +116,7 @@ int64_t file_size(const std::string& path) {
 struct Run {
   TrainOptions options;
   Model model;
+  std::optional<Model> teacher;  // distillation's
   std::optional<TrainingState> training;
   TokenStream data;
   std::vector<int64_t> corpus_bytes;
@@ -135,6 +139,31 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos};
+}
+
+// Distillation's teacher: a model whose vocabulary is the run's, word for
+// word, and whose context is at least the run's.
+void load_teacher(Run& run) {
+  const std::string& dir = run.options.teacher;
+  if (dir.empty()) return;
+  run.teacher = load_model(ModelPaths::in_directory(dir));
+  const Model &t = *run.teacher, &m = run.model;
+  const std::string at = "train: --teacher " + dir + ": ";
+  if (t.vocab.size() != m.vocab.size()) {
+    throw usage_error(at + "its vocabulary has " + std::to_string(t.vocab.size()) +
+                      " words, the text's " + std::to_string(m.vocab.size()));
+  }
+  for (int id = 0; id < m.vocab.size(); ++id) {
+    if (t.vocab.word(id) != m.vocab.word(id)) {
+      throw usage_error(at + "word " + std::to_string(id) + " is \"" + t.vocab.word(id) +
+                        "\", the text's vocabulary has \"" + m.vocab.word(id) + "\"");
+    }
+  }
+  if (t.config.max_len < m.config.max_len) {
+    throw usage_error(at + "its context is " + std::to_string(t.config.max_len) +
+                      " tokens, shorter than --context " + std::to_string(m.config.max_len));
+  }
+  run.training->teacher = &*run.teacher;
 }
 
 void load_data(Run& run, const std::vector<Document>& documents) {
@@ -337,6 +366,7 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
   run.training.emplace(run.model.weights, workers);
+  load_teacher(run);
   load_data(run, documents);
   return run_training(run, hooks);
 }
@@ -362,6 +392,7 @@ TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
   checkpoint.restore("params", run.model.weights.values(), n);
   checkpoint.restore("adam_m", run.training->m.data(), n);
   checkpoint.restore("adam_v", run.training->v.data(), n);
+  load_teacher(run);
   load_data(run, read_documents(run.options.corpus, run.options.model.tokenizer));
   return run_training(run, hooks);
 }

@@ -47,6 +47,12 @@ struct TrainOptions {
   AdamWOptions adamw;
   float clip = 1.0f;  // largest gradient norm (0: no clipping)
   float dropout = 0.1f;
+  // Distillation: a model of the same vocabulary whose next-word
+  // distributions the run learns too, with loss (1 - teacher_weight) CE +
+  // teacher_weight * temperature^2 * KL(teacher || student). Empty: none.
+  std::string teacher;
+  float teacher_weight = 0.5f;
+  float temperature = 2.0f;
   float init_std = 0.02f;
   double val_fraction = 0.05;
   int eval_every = 200;  // steps between validation losses (0: only at the end)
@@ -100,6 +106,7 @@ struct StepTotals {
 struct Worker {
   Activations activations;
   GradState grad_state;
+  RunState teacher;          // the teacher's pass over the same windows (distillation)
   std::vector<float> grads;  // laid out like Weights::values()
 };
 
@@ -114,10 +121,11 @@ struct TrainingState {
   std::vector<float> grads;
   std::vector<float> m, v;
   size_t parameters = 0;
-  std::vector<bool> decayed;    // per tensor: weight decay applies (matrices, see TensorRole)
-  double grad_norm = 0;         // of the last update, before clipping
-  std::vector<Worker> workers;  // [W]; worker 0's gradients are `grads`
-  RunState validation;          // validation's forward passes (no dropout, nothing kept)
+  std::vector<bool> decayed;       // per tensor: weight decay applies (matrices, see TensorRole)
+  double grad_norm = 0;            // of the last update, before clipping
+  std::vector<Worker> workers;     // [W]; worker 0's gradients are `grads`
+  const Model* teacher = nullptr;  // distillation's teacher, or none
+  RunState validation;             // validation's forward passes (no dropout, nothing kept)
 
   // Forward (with dropout), loss and backward on this rank's windows
   // inputs/targets [B, T], split over the workers: grads becomes d (their

@@ -46,8 +46,17 @@ double TrainingState::gradients(Model& model, const TrainOptions& o, const int* 
     const uint64_t seed = random_bits(o.seed, RandomStream::kDropout, static_cast<uint64_t>(s),
                                       static_cast<uint64_t>(first_share + w));
     forward(model, worker.activations, inputs + offset, count, T, Dropout{o.dropout, seed});
-    losses[static_cast<size_t>(w)] =
-        loss_forward_backward(worker.activations, targets + offset, model.config.vocab_size);
+    if (teacher != nullptr) {
+      ForwardOptions every;
+      every.all_positions = true;
+      forward(*teacher, worker.teacher, inputs + offset, count, T, every);
+      losses[static_cast<size_t>(w)] = distillation_loss_forward_backward(
+          worker.activations, worker.teacher.logits.data(), targets + offset,
+          model.config.vocab_size, o.teacher_weight, o.temperature);
+    } else {
+      losses[static_cast<size_t>(w)] =
+          loss_forward_backward(worker.activations, targets + offset, model.config.vocab_size);
+    }
     if (w > 0) std::fill(worker.grads.begin(), worker.grads.end(), 0.0f);
     backward(model, worker.activations, worker.grad_state, out);
   }

@@ -38,6 +38,17 @@ double loss_forward_backward(Activations& a, const int* targets, int vocab_size)
   return loss;
 }
 
+double distillation_loss_forward_backward(Activations& a, const float* teacher, const int* targets,
+                                          int vocab_size, float weight, float tau) {
+  const int N = a.sequences.N();
+  const double loss =
+      distillation_forward_backward(a.logits.data(), teacher, targets, N, vocab_size, weight, tau,
+                                    1.0f / static_cast<float>(N)) /
+      N;
+  a.logits_are_gradients = true;
+  return loss;
+}
+
 void backward(const Model& model, const Activations& a, GradState& g, float* grads) {
   const Config& c = model.config;
   const Weights& w = model.weights;

@@ -18,6 +18,13 @@ double mean_loss_forward_backward(float* logits, const int* targets, int N, int 
 // The same on a training pass's logits (N = B*T); marks them as gradients.
 double loss_forward_backward(Activations& activations, const int* targets, int vocab_size);
 
+// The same with a teacher's next-word logits [N, V] of the same windows:
+// (1 - w) CE + w tau^2 KL(teacher || student) at temperature tau, averaged
+// over the N positions (math/layers.h, distillation_forward_backward).
+double distillation_loss_forward_backward(Activations& activations, const float* teacher,
+                                          const int* targets, int vocab_size, float weight,
+                                          float tau);
+
 // Adds d loss / d parameter into `grads`, an arena laid out like
 // model.weights.values(): a parameter's gradient is at the parameter's offset.
 // Throws std::logic_error unless `activations` are a forward pass of this

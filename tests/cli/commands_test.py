@@ -274,6 +274,39 @@ class TrainAndEval(unittest.TestCase):
         text = run("eval", self.text, "-m", out).stdout
         self.assertIn("perplexity", text)
 
+    def test_distill_from_a_teacher(self):
+        """train --teacher: a student of the Llama-style block learns from a
+        teacher trained on the same text; a teacher of another vocabulary or
+        a shorter context is refused; a resumed run keeps its teacher."""
+        teacher, r = self.train("--steps", "150", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        student = os.path.join(self.tmp, "student")
+        r = run("train", self.text, "-o", student, *TINY, "--positional", "rope", "--norm",
+                "rmsnorm", "--activation", "swiglu", "--teacher", teacher, "--teacher-weight",
+                "0.7", "--temperature", "2", "--steps", "150", "--checkpoint-every", "100",
+                "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(json.loads(r.stdout)["loss"], 1.0)
+        p = run("predict", "-m", student, "-k", "1", "once upon a")
+        self.assertEqual(p.stdout.split()[0], "time")
+        with open(os.path.join(student, "checkpoint.json"), encoding="utf-8") as f:
+            options = json.load(f)["options"]
+        self.assertEqual(options["teacher"], teacher)
+        self.assertAlmostEqual(options["teacher_weight"], 0.7, 6)
+        self.assertEqual(options["temperature"], 2.0)
+        # A teacher whose vocabulary differs: one line, exit 2.
+        other = os.path.join(self.tmp, "other.txt")
+        with open(other, "w", encoding="utf-8") as f:
+            f.write("a completely different text about zebras and quokkas.\n" * 30)
+        r = run("train", other, "-o", os.path.join(self.tmp, "x"), *TINY, "--teacher", teacher)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertRegex(r.stderr, r"^nextword: train: --teacher .*: its vocabulary has \d+ words, "
+                                   r"the text's \d+\n$")
+        longer = ["64" if i > 0 and TINY[i - 1] == "--context" else a for i, a in enumerate(TINY)]
+        r = run("train", self.text, "-o", os.path.join(self.tmp, "y"), *longer, "--teacher", teacher)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("shorter than --context 64", r.stderr)
+
     def test_shipped_lexicon_is_what_train_writes(self):
         """data/default/lexicon.tsv comes from the default model's own text:
         a run on it (data/default/train.sh's split; one step suffices, the
