@@ -174,11 +174,20 @@ void Completer::prefetch(std::span<const std::string> texts) {
   std::vector<Encoded> inputs;
   for (const std::string& text : texts) {
     std::string tail(context_tail(split_typed(text).context, model_.config.max_len));
-    const bool known = (ranked_ && tail == ranked_tail_) ||
+    const bool known = (ranked_ && tail == ranked_tail_) || prefetched_.count(tail) != 0 ||
                        std::find(tails.begin(), tails.end(), tail) != tails.end();
     if (known) continue;
     try {
-      inputs.push_back(encode(model_, tail, Unknowns::kAllow));
+      Encoded input = encode(model_, tail, Unknowns::kAllow);
+      if (predictor_.extends_cache(input)) {
+        // One writer's text grown by a word: its new tokens alone, through
+        // the predictor's key/value cache, in stream order.
+        const std::span<const float> logits = predictor_.next_logits(input);
+        prefetched_[tail].assign(logits.begin(), logits.end());
+        ++forward_passes_;
+        continue;
+      }
+      inputs.push_back(std::move(input));
       tails.push_back(std::move(tail));
     } catch (const Error& e) {
       if (e.code() != ExitCode::kInput) throw;

@@ -76,8 +76,14 @@ Prediction Predictor::predict(Encoded input, int k, bool with_attention) {
   return std::move(predict(std::move(one), k, with_attention).front());
 }
 
-std::span<const float> Predictor::next_logits(const Encoded& input) {
+bool Predictor::extends_cache(const Encoded& input) const {
   const std::span<const int> ids = input.ids, held = cache_.ids();
+  return !held.empty() && held.size() <= ids.size() &&
+         std::equal(held.begin(), held.end(), ids.begin());
+}
+
+std::span<const float> Predictor::next_logits(const Encoded& input) {
+  const std::span<const int> ids = input.ids;
   // The cache's bits are a full pass's only where every row is computed
   // alone: under Threading::kRows, which everything that prints runs under.
   if (!extendable(model_) || !fixed_row_blocks() || ids.empty()) {
@@ -86,15 +92,10 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
     tokens_run_ = static_cast<int>(ids.size());
     return logits();
   }
-  const bool extends =
-      held.size() <= ids.size() && std::equal(held.begin(), held.end(), ids.begin());
-  if (extends && held.size() == ids.size()) {
-    tokens_run_ = 0;
-    return cache_.logits();
-  }
-  if (!extends) cache_.clear();
+  if (!extends_cache(input)) cache_.clear();
   const size_t from = cache_.ids().size();
   tokens_run_ = static_cast<int>(ids.size() - from);
+  if (tokens_run_ == 0) return cache_.logits();
   return cache_.extend(model_, ids.subspan(from));
 }
 

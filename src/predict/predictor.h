@@ -71,6 +71,8 @@ class Predictor {
   // after it), only the new tokens run, through the key/value cache
   // (transformer/cache.h), with the same bits as a full pass.
   std::span<const float> next_logits(const Encoded& input);
+  // Whether next_logits(input) would run only tokens that extend the cache.
+  bool extends_cache(const Encoded& input) const;
   // The same for several inputs in one pass: row b ([b * V, (b + 1) * V))
   // holds input b's. Valid until the next call.
   std::span<const float> next_logits(std::span<const Encoded> inputs);
