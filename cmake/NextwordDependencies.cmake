@@ -49,6 +49,11 @@ add_library(nextword::openmp ALIAS nextword_openmp)
 # Open MPI (libopenmpi-dev; mpirun from openmpi-bin) for data-parallel
 # training, only with -DNEXTWORD_MPI=ON. Its C API is used from C++, so the
 # header of the deprecated C++ bindings is skipped.
+# oneDNN (libdnnl-dev) for bf16 training products, only with -DNEXTWORD_DNNL=ON.
+if(NEXTWORD_DNNL)
+  find_package(dnnl 2.6 REQUIRED CONFIG)
+endif()
+
 if(NEXTWORD_MPI)
   set(MPI_CXX_SKIP_MPICXX ON)
   find_package(MPI REQUIRED COMPONENTS CXX)

@@ -15,10 +15,12 @@ if [[ "${1:-}" == "--test" ]]; then
   # keystroke savings, never linked into nextword; GNU parallel and rsync (its
   # --basefile transfer) for the split-input and multi-host tests; Open MPI
   # for data-parallel training (the CMake option NEXTWORD_MPI); time (peak
-  # memory) and mount (a small tmpfs that fills) for the error matrix.
+  # memory) and mount (a small tmpfs that fills) for the error matrix; oneDNN
+  # for bf16 training (the CMake option NEXTWORD_DNNL), whose CMake package
+  # also asks for OpenCL's headers and loader.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
-             time mount)
+             time mount libdnnl-dev ocl-icd-opencl-dev opencl-headers)
 fi
 
 missing=()

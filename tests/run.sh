@@ -2,7 +2,8 @@
 # The README's second command, and what CI runs (.ci/run): install what is
 # missing, then two builds, each running the whole test suite:
 #   build/           g++, Release, warnings as errors, with data-parallel
-#                    training over MPI (-DNEXTWORD_MPI=ON);
+#                    training over MPI (-DNEXTWORD_MPI=ON) and bf16 training
+#                    products with oneDNN (-DNEXTWORD_DNNL=ON);
 #   build-sanitize/  clang with AddressSanitizer and UndefinedBehaviorSanitizer
 #                    (any report fails the test that triggered it), plus the
 #                    libFuzzer targets, each run for NEXTWORD_FUZZ_SECONDS
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cmake/install-deps.sh --test
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNEXTWORD_WERROR=ON -DNEXTWORD_MPI=ON \
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNEXTWORD_WERROR=ON -DNEXTWORD_MPI=ON -DNEXTWORD_DNNL=ON \
   -DNEXTWORD_REQUIRE_TORCH=ON -DNEXTWORD_REQUIRE_BROWSER=ON -DBUILD_TESTING=ON >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

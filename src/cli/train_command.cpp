@@ -115,7 +115,9 @@ struct TrainCommand {
     c.add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")
         ->capture_default_str();
     c.add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str();
-    c.add_option("--threads", threads, "Threads (0: every core)")->capture_default_str();
+    c.add_option("--threads", threads, "Worker threads (0: every core)")->capture_default_str();
+    c.add_flag("--bf16", o.bf16,
+               "Training's matrix products in bf16 (oneDNN; a build with -DNEXTWORD_DNNL=ON)");
     c.add_option("-f,--format", format, "Summary on stdout: text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();

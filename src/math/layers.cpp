@@ -14,6 +14,7 @@
 #include "base/threading.h"
 #include "math/kernels.h"
 #include "math/row_products.h"
+#include "math/training_products.h"
 
 // The element loops below are compiled for AVX-512, AVX2 and plain x86-64,
 // and the best the CPU has is picked when the program starts.
@@ -39,9 +40,7 @@ constexpr double kParallelProduct = 1 << 21;
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                const float* B, int ldb, float* C, int ldc) {
   if (!fixed_row_blocks()) {
-    // Row-major C = A op(B) as column-major C^T = op(B)^T A^T, as CBLAS does.
-    cblas_sgemm(CblasColMajor, transpose_B, CblasNoTrans, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, C,
-                ldc);
+    training_product(false, transpose_B == CblasTrans, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
     return;
   }
   auto rows = [&](int begin, int end) {

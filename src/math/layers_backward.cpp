@@ -4,6 +4,7 @@
 
 #include "math/kernels.h"
 #include "math/layers.h"
+#include "math/training_products.h"
 
 namespace nextword {
 
@@ -28,20 +29,15 @@ void column_sums(float* db, const float* d_out, int T, int n) {
 
 void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, const float* in,
                      const float* W, int T, int m, int n) {
-  if (d_in != nullptr) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, m, n, 1.0f, d_out, n, W, n, 1.0f, d_in,
-                m);
-  }
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, T, 1.0f, in, m, d_out, n, 1.0f, dW, n);
+  if (d_in != nullptr) training_product(false, true, T, m, n, d_out, n, W, n, 1.0f, d_in, m);
+  training_product(true, false, m, n, T, in, m, d_out, n, 1.0f, dW, n);
   column_sums(db, d_out, T, n);
 }
 
 void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
                          const float* C, int N, int d, int V) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, d, V, 1.0f, dlogits, V, C, d, 1.0f, dZ,
-              d);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, d, N, 1.0f, dlogits, V, Z, d, 1.0f, dC,
-              d);
+  training_product(false, false, N, d, V, dlogits, V, C, d, 1.0f, dZ, d);
+  training_product(true, false, V, d, N, dlogits, V, Z, d, 1.0f, dC, d);
   column_sums(dc, dlogits, N, V);
 }
 

@@ -58,6 +58,7 @@ void visit_options(Options& o, Field field) {
   field("checkpoint_every", o.checkpoint_every);
   field("seed", o.seed);
   field("threads", o.threads);
+  field("bf16", o.bf16);
 }
 
 json options_to_json(const TrainOptions& o) {
@@ -74,7 +75,7 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
     // Checkpoints written before issue 24 have none of its options: theirs
     // were the defaults (feed-forward biases trained, no teacher).
     static const std::set<std::string_view> added{"ffn_bias", "teacher", "teacher_weight",
-                                                  "temperature"};
+                                                  "temperature", "bf16"};
     if (added.count(name) != 0 && !j.contains(name)) return;
     j.at(name).get_to(value);
   });

@@ -12,6 +12,7 @@
 #include "base/random.h"
 #include "base/threading.h"
 #include "math/layers.h"
+#include "math/training_products.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "train/data_parallel.h"
@@ -57,6 +58,8 @@ void check_options(const TrainOptions& o) {
   require(o.teacher_weight >= 0 && o.teacher_weight <= 1,
           "train: --teacher-weight must be in [0, 1]");
   require(o.temperature > 0, "train: --temperature must be positive");
+  require(!o.bf16 || bf16_available(),
+          "train: --bf16 needs a build with -DNEXTWORD_DNNL=ON (oneDNN, libdnnl-dev)");
 }
 
 // The tensors a run trains: every required one, plus the optional biases asked for.
@@ -230,9 +233,11 @@ std::optional<double> validation_loss(Run& run) {
 // The worker threads of a run: 0 threads is every core for one process, one
 // per rank under mpirun, which may start several ranks on one machine. Each
 // worker's products run on OpenBLAS single-threaded.
-int set_threads(int threads) {
+int set_threads(const TrainOptions& o) {
+  const int threads = o.threads;
   const int automatic = data_parallel::ranks() > 1 ? 1 : available_cores();
   set_threading(Threading::kBlas, 1);
+  set_training_precision(o.bf16 ? Precision::kBfloat16 : Precision::kFloat32);
   return threads > 0 ? threads : automatic;
 }
 
@@ -353,7 +358,7 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
 
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   check_options(options);
-  const int workers = set_threads(options.threads);
+  const int workers = set_threads(options);
   Run run;
   run.options = options;
   for (const std::string& path : options.corpus) run.corpus_bytes.push_back(file_size(path));
@@ -387,7 +392,7 @@ TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                                      ": changed since the checkpoint was written; cannot resume");
     }
   }
-  run.training.emplace(run.model.weights, set_threads(run.options.threads));
+  run.training.emplace(run.model.weights, set_threads(run.options));
   const auto n = static_cast<size_t>(run.model.weights.parameter_count());
   checkpoint.restore("params", run.model.weights.values(), n);
   checkpoint.restore("adam_m", run.training->m.data(), n);

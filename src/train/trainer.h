@@ -59,7 +59,8 @@ struct TrainOptions {
   int log_every = 10;
   int checkpoint_every = 500;  // 0: only at the end
   uint64_t seed = 1;
-  int threads = 0;  // worker threads; 0: every core (one per rank under mpirun)
+  int threads = 0;    // worker threads; 0: every core (one per rank under mpirun)
+  bool bf16 = false;  // training's products in bf16 (math/training_products.h)
 };
 
 // What the trainer reports as it goes.

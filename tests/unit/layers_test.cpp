@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/threading.h"
+#include "math/training_products.h"
 
 using namespace nextword;
 
@@ -324,4 +325,43 @@ TEST_CASE("a product row does not depend on the rows beside it", "[math]") {
     }
   }
   set_threading(Threading::kRows, 1);
+}
+
+TEST_CASE("training's products in bf16 stay within bfloat16's rounding of float32", "[math]") {
+  if (!bf16_available()) {
+    CHECK_THROWS_WITH(set_training_precision(Precision::kBfloat16),
+                      Catch::Contains("-DNEXTWORD_DNNL=ON"));
+    return;
+  }
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  const int M = 37, N = 70, K = 129;
+  std::vector<float> A(M * K), B(K * N), C0(M * N), C1(M * N);
+  for (float& x : A) x = normal(rng);
+  for (float& x : B) x = normal(rng);
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (float beta : {0.0f, 1.0f}) {
+        INFO("transposed A " << ta << ", B " << tb << ", beta " << beta);
+        // The same numbers read as A [M, K] or A^T of [K, M], and B likewise.
+        const int lda = ta ? M : K, ldb = tb ? K : N;
+        for (size_t i = 0; i < C0.size(); ++i) C0[i] = C1[i] = 0.5f * static_cast<float>(i % 7);
+        set_training_precision(Precision::kFloat32);
+        training_product(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C0.data(), N);
+        set_training_precision(Precision::kBfloat16);
+        training_product(ta, tb, M, N, K, A.data(), lda, B.data(), ldb, beta, C1.data(), N);
+        set_training_precision(Precision::kFloat32);
+        double diff2 = 0, norm2 = 0;
+        for (size_t i = 0; i < C0.size(); ++i) {
+          diff2 += (C1[i] - C0[i]) * (C1[i] - C0[i]);
+          norm2 += C0[i] * C0[i];
+        }
+        // bfloat16 keeps 8 bits of mantissa: a product's relative error is
+        // about 2^-9 per operand, averaged down over K terms.
+        const double error = std::sqrt(diff2 / norm2);
+        CHECK(error > 1e-5);  // it really was rounded
+        CHECK(error < 1e-2);
+      }
+    }
+  }
 }
