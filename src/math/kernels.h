@@ -8,6 +8,15 @@
 #include <cstddef>
 #include <limits>
 
+// Element loops compiled for AVX-512, AVX2 and plain x86-64, the best the CPU
+// has picked when the program starts (layers.cpp and row_products.cpp are
+// built without fused multiply-adds, so there each gives the same bits).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NEXTWORD_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NEXTWORD_VECTOR_CLONES
+#endif
+
 namespace nextword {
 
 // Row loops over this many floats are worth spreading over the threads.
@@ -81,6 +90,28 @@ inline double rms_rstd(const float* x, int d, float eps) {
 // the (d_k, theta) last asked for (layers.cpp), so that a row's angles are the
 // same bits whatever the pass they are used in.
 const float* rope_cos_sin(int positions, int d_k, float theta);
+
+// Turns the pairs of columns (2i, 2i+1) of each of the n_heads heads of d_k
+// columns of x[T, ld] by the angles of rotary positions first .. first+T-1
+// (rope_cos_sin), or back by the same angles (the rotation's transpose).
+inline void turn_pairs(float* x, int T, int ld, int n_heads, int d_k, float theta, int first,
+                       bool back) {
+  const float* angles = rope_cos_sin(first + T, d_k, theta);
+  const int half = d_k / 2;
+  for (int t = 0; t < T; ++t) {
+    const float* cs = angles + static_cast<size_t>(first + t) * static_cast<size_t>(2 * half);
+    for (int h = 0; h < n_heads; ++h) {
+      float* pair = x + static_cast<size_t>(t) * static_cast<size_t>(ld) +
+                    static_cast<size_t>(h) * static_cast<size_t>(d_k);
+      for (int i = 0; i < half; ++i) {
+        const float c = cs[2 * i], s = back ? -cs[2 * i + 1] : cs[2 * i + 1];
+        const float x0 = pair[2 * i], x1 = pair[2 * i + 1];
+        pair[2 * i] = x0 * c - x1 * s;
+        pair[2 * i + 1] = x0 * s + x1 * c;
+      }
+    }
+  }
+}
 
 // silu(g) = g * sigmoid(g) and its derivative sigmoid(g) (1 + g (1 - sigmoid(g))),
 // from sigmoid(g) = 1 / (1 + e^-g).

@@ -16,14 +16,6 @@
 #include "math/row_products.h"
 #include "math/training_products.h"
 
-// The element loops below are compiled for AVX-512, AVX2 and plain x86-64,
-// and the best the CPU has is picked when the program starts.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NEXTWORD_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NEXTWORD_VECTOR_CLONES
-#endif
-
 namespace nextword {
 namespace {
 
@@ -189,19 +181,7 @@ const float* rope_cos_sin(int positions, int d_k, float theta) {
 }
 
 void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, int first) {
-  const float* angles = rope_cos_sin(first + T, d_k, theta);
-  const int half = d_k / 2;
-  for (int t = 0; t < T; ++t) {
-    const float* cs = angles + area(first + t, 2 * half);
-    for (int h = 0; h < n_heads; ++h) {
-      float* pair = x + area(t, ld) + area(h, d_k);
-      for (int i = 0; i < half; ++i) {
-        const float c = cs[2 * i], s = cs[2 * i + 1], x0 = pair[2 * i], x1 = pair[2 * i + 1];
-        pair[2 * i] = x0 * c - x1 * s;
-        pair[2 * i + 1] = x0 * s + x1 * c;
-      }
-    }
-  }
+  turn_pairs(x, T, ld, n_heads, d_k, theta, first, false);
 }
 
 void swiglu_forward(float* H, const float* G, const float* U, size_t n) {

@@ -116,19 +116,7 @@ void rmsnorm_backward(float* d_in, float* d_weight, const float* d_out, const fl
 }
 
 void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, int first) {
-  const float* angles = rope_cos_sin(first + T, d_k, theta);
-  const int half = d_k / 2;
-  for (int t = 0; t < T; ++t) {
-    const float* cs = angles + area(first + t, 2 * half);
-    for (int h = 0; h < n_heads; ++h) {
-      float* pair = dx + area(t, ld) + area(h, d_k);
-      for (int i = 0; i < half; ++i) {
-        const float c = cs[2 * i], s = cs[2 * i + 1], d0 = pair[2 * i], d1 = pair[2 * i + 1];
-        pair[2 * i] = d0 * c + d1 * s;
-        pair[2 * i + 1] = d1 * c - d0 * s;
-      }
-    }
-  }
+  turn_pairs(dx, T, ld, n_heads, d_k, theta, first, true);
 }
 
 void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, const float* U,

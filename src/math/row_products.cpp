@@ -3,15 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "math/kernels.h"
 #include "math/layers.h"
-
-// Compiled for AVX-512, AVX2 and plain x86-64; the sums are the same bits in
-// each (no fused multiply-add: -ffp-contract=off, see CMakeLists.txt).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NEXTWORD_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NEXTWORD_VECTOR_CLONES
-#endif
 
 namespace nextword {
 namespace {
