@@ -106,6 +106,9 @@ class Browser:
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZERO_LAYERS = os.path.join(HERE, "..", "fixtures", "parity",
                            "28-L0-h1-dk3-dv6-ff0-lear-laye-res-bidir-ssqrt-untied-bos")
+# Rotary positions, rmsnorm and swiglu together (issue 24's options).
+LLAMA_STYLE = os.path.join(HERE, "..", "fixtures", "parity",
+                           "43-L3-h3-dk4-dv6-ff16s-rope-rmsn-res-causal-snone-tied")
 
 # What the page drew of the lens and the attribution, read from the DOM.
 DRAWN = """(() => {
@@ -329,10 +332,12 @@ def main():
         requests = 1
         errors = check_quiet(url)
 
-        # The lens and the attribution of two more models: no bos, one layer
-        # and one head (fruit); no layer at all (its lens: embed alone).
+        # The lens and the attribution of three more models: no bos, one layer
+        # and one head (fruit); no layer at all (its lens: embed alone); rope,
+        # rmsnorm and swiglu (attribution through rmsnorm's scale).
         for model, words in ((os.path.join(args.data, "examples", "fruit"), "banana phone apple"),
-                             (os.path.normpath(ZERO_LAYERS), "mat ?")):
+                             (os.path.normpath(ZERO_LAYERS), "mat ?"),
+                             (os.path.normpath(LLAMA_STYLE), "the little girl")):
             url = open_page(model, words)
             drawn = evaluate(DRAWN)
             if drawn:
