@@ -51,4 +51,12 @@ TokenStream make_token_stream(const std::vector<Document>& documents, const Voca
   return s;
 }
 
+std::vector<size_t> document_starts(const std::vector<int>& stream, int bos_id, int T) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i + static_cast<size_t>(T) < stream.size(); ++i) {
+    if (stream[i] == bos_id) starts.push_back(i);
+  }
+  return starts;
+}
+
 }  // namespace nextword

@@ -31,6 +31,10 @@ struct TokenStream {
   int64_t unknown = 0;  // words that became unk
 };
 
+// Where windows of T + 1 tokens may start at a document's start: the
+// positions of `bos` in `stream` with T more tokens after them.
+std::vector<size_t> document_starts(const std::vector<int>& stream, int bos_id, int T);
+
 TokenStream make_token_stream(const std::vector<Document>& documents, const Vocabulary& vocab,
                               int unk_id, int bos_id, double val_fraction);
 

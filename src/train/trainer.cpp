@@ -122,6 +122,9 @@ struct Run {
   std::optional<Model> teacher;  // distillation's
   std::optional<TrainingState> training;
   TokenStream data;
+  // With TrainOptions::document_windows, where windows may start: the bos
+  // of every document with T + 1 tokens from it.
+  std::vector<size_t> window_starts;
   std::vector<int64_t> corpus_bytes;
   std::optional<std::string> lexicon;  // lexicon.tsv of a fresh run, written with its first save
   int step = 0;                        // steps done
@@ -177,6 +180,10 @@ void load_data(Run& run, const std::vector<Document>& documents) {
     throw usage_error("train: the corpus has " + std::to_string(run.data.train.size()) +
                       " training tokens, fewer than --context + 2 = " + std::to_string(T + 2));
   }
+  if (run.options.document_windows) {
+    if (m.bos_id < 0) throw usage_error("train: --document-windows needs a bos token");
+    run.window_starts = document_starts(run.data.train, m.bos_id, T);
+  }
 }
 
 // Windows [first, first + count) of step s's batch: the batch is B windows of
@@ -186,14 +193,18 @@ void sample_batch(const Run& run, int step, int first, int count, std::vector<in
                   std::vector<int>& targets) {
   const int T = run.options.model.max_len;
   const auto& train = run.data.train;
-  const uint64_t starts = train.size() - static_cast<size_t>(T);  // start + T < size
+  const bool documents = run.options.document_windows;
+  const auto& at = run.window_starts;
+  const uint64_t starts =
+      documents ? at.size() : train.size() - static_cast<size_t>(T);  // start + T < size
   inputs.resize(static_cast<size_t>(count) * T);
   targets.resize(inputs.size());
   for (int b = 0; b < count; ++b) {
-    const size_t start =
+    const uint64_t pick =
         random_bits(run.options.seed, RandomStream::kWindows, static_cast<uint64_t>(step),
                     static_cast<uint64_t>(first + b)) %
         starts;
+    const size_t start = documents ? at[pick] : pick;
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start), T,
                 inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start) + 1, T,

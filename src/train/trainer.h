@@ -39,6 +39,7 @@ struct TrainOptions {
   bool ffn_bias = true;             // train the optional b_in, b_out (and b_gate with swiglu)
   bool classifier_bias = false;     // train the optional classifier_bias
   int batch = 32;                   // windows per step, over every rank
+  bool document_windows = false;    // windows start at documents' starts (their bos), not anywhere
   int steps = 2000;
   int warmup = 100;           // steps of linear warmup
   float lr = 2e-3f;           // peak learning rate

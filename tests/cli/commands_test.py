@@ -307,6 +307,21 @@ class TrainAndEval(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("shorter than --context 64", r.stderr)
 
+    def test_document_windows(self):
+        """--document-windows: every window starts at a document's bos; the
+        run learns, the checkpoint keeps the option, and without a bos
+        token it is refused."""
+        out, r = self.train("--steps", "150", "--document-windows", "--checkpoint-every", "100",
+                            "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(json.loads(r.stdout)["loss"], 0.5)
+        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
+            self.assertTrue(json.load(f)["options"]["document_windows"])
+        r = run("train", self.text, "-o", os.path.join(self.tmp, "nobos"), *TINY,
+                "--document-windows", "--no-bos")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, "nextword: train: --document-windows needs a bos token\n")
+
     def test_shipped_lexicon_is_what_train_writes(self):
         """data/default/lexicon.tsv comes from the default model's own text:
         a run on it (data/default/train.sh's split; one step suffices, the

@@ -49,3 +49,11 @@ TEST_CASE("the token stream: bos before each document, validation from the end",
   CHECK(make_token_stream(documents, vocab, 0, 1, 0.0).val.empty());
   CHECK(make_token_stream(documents, vocab, 0, 1, 0.0).train.size() == 10);
 }
+
+TEST_CASE("document windows start at each bos with a window's tokens after it", "[corpus]") {
+  // bos = 1: documents at 0, 4 and 7; a window of T + 1 = 3 tokens fits after 0 and 4 only.
+  const std::vector<int> stream = {1, 5, 6, 7, 1, 8, 9, 1, 5};
+  CHECK(document_starts(stream, 1, 2) == std::vector<size_t>{0, 4});
+  CHECK(document_starts(stream, 1, 1) == std::vector<size_t>{0, 4, 7});
+  CHECK(document_starts(stream, 1, 9).empty());
+}
