@@ -51,6 +51,8 @@ VARIANTS = [
     ("llama-ctx128", "context 128, batch 16 (the same tokens a step)",
      LLAMA + ["--context", "128", "--batch", "16"]),
     ("llama-ctx256", "context 256, batch 8", LLAMA + ["--context", "256", "--batch", "8"]),
+    ("llama-ctx256-docs", "context 256, batch 8, windows at story starts",
+     LLAMA + ["--context", "256", "--batch", "8", "--document-windows"]),
     ("llama-wd0.5", "weight decay 0.5", LLAMA + ["--weight-decay", "0.5"]),
     ("llama-dropout0.1", "dropout 0.1", LLAMA + ["--dropout", "0.1"]),
     ("llama-d192", "d_model 192, 6 heads, d_ff 512", LLAMA + ["--d-model", "192", "--heads", "6",
