@@ -42,7 +42,7 @@ BASE = ["--vocab-size", "4096", "--d-model", "128", "--layers", "4", "--heads", 
 LLAMA = ["--positional", "rope", "--norm", "rmsnorm", "--activation", "swiglu", "--d-ff", "344",
          "--no-ffn-bias"]
 
-# name, what changes, options after BASE (later options win)
+# name, what changes, options that replace or add to BASE's
 VARIANTS = [
     ("base", "today's recipe: learned positions, layernorm, GELU, context 64", []),
     ("rope", "rotary positions instead of learned", ["--positional", "rope"]),
@@ -60,6 +60,24 @@ VARIANTS = [
     ("llama-val0.005", "0.5% of the text held for validation instead of 2%",
      LLAMA + ["--val-fraction", "0.005"]),
 ]
+
+
+def merged(base, changes):
+    """BASE's options with a variant's: an option given again takes the
+    variant's value (nextword refuses an option given twice)."""
+    def pairs(options):
+        out, i = [], 0
+        while i < len(options):
+            flag = options[i]
+            value = options[i + 1] if i + 1 < len(options) and not options[i + 1].startswith("--") \
+                else None
+            out.append((flag, value))
+            i += 1 if value is None else 2
+        return out
+    result = dict(pairs(base))
+    for flag, value in pairs(changes):
+        result[flag] = value
+    return [x for flag, value in result.items() for x in ((flag,) if value is None else (flag, value))]
 
 
 def split(corpus, scratch):
@@ -116,7 +134,7 @@ def main():
         if name not in wanted or (name, args.steps) in done:
             continue
         out = os.path.join(args.scratch, name)
-        command = [nextword, "train", *texts, "-o", out, *BASE, *options, "--steps",
+        command = [nextword, "train", *texts, "-o", out, *merged(BASE, options), "--steps",
                    str(args.steps), "--eval-every", "0", "--checkpoint-every", "0", "-f", "json"]
         print("running %s: %s" % (name, " ".join(command[1:])), file=sys.stderr)
         started = time.time()
