@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nextword needs that are not installed yet.
 #   cmake/install-deps.sh          what building and running needs
+#   cmake/install-deps.sh --train  that, plus oneDNN for data/default/train.sh's
+#                                  bf16 build (-DNEXTWORD_DNNL=ON), whose CMake
+#                                  package also asks for OpenCL's headers and loader
 #   cmake/install-deps.sh --test   that, plus what the test suite needs
 # Runs apt-get as root, or through sudo.
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev catch2
           python3)
+if [[ "${1:-}" == "--train" || "${1:-}" == "--test" ]]; then
+  packages+=(libdnnl-dev ocl-icd-opencl-dev opencl-headers)
+fi
 if [[ "${1:-}" == "--test" ]]; then
   # The PyTorch reference; the format check; clang with its sanitizer and
   # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers;
@@ -15,12 +21,10 @@ if [[ "${1:-}" == "--test" ]]; then
   # keystroke savings, never linked into nextword; GNU parallel and rsync (its
   # --basefile transfer) for the split-input and multi-host tests; Open MPI
   # for data-parallel training (the CMake option NEXTWORD_MPI); time (peak
-  # memory) and mount (a small tmpfs that fills) for the error matrix; oneDNN
-  # for bf16 training (the CMake option NEXTWORD_DNNL), whose CMake package
-  # also asks for OpenCL's headers and loader.
+  # memory) and mount (a small tmpfs that fills) for the error matrix.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
-             time mount libdnnl-dev ocl-icd-opencl-dev opencl-headers)
+             time mount)
 fi
 
 missing=()

@@ -30,7 +30,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-DEV_FROM_LINE = 21500
+SPLIT = os.path.join(REPO, "data", "default", "split.sh")
 
 # Today's default recipe (data/default/train.sh before issue 24), the base row.
 BASE = ["--vocab-size", "4096", "--d-model", "128", "--layers", "4", "--heads", "4",
@@ -81,18 +81,16 @@ def merged(base, changes):
 
 
 def split(corpus, scratch):
+    """data/default/split.sh's split: the training text and dev.txt."""
     head = os.path.join(corpus, "tinystories-train-head.txt")
     continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
-    with open(continuation, encoding="utf-8") as f:
-        lines = f.readlines()
-    cut = next(i for i in range(DEV_FROM_LINE - 1, len(lines)) if not lines[i].strip())
-    train = os.path.join(scratch, "continuation-train.txt")
+    subprocess.run([SPLIT, continuation, scratch], check=True)
     dev = os.path.join(scratch, "dev.txt")
-    with open(train, "w", encoding="utf-8") as f:
-        f.writelines(lines[:cut + 1])
-    with open(dev, "w", encoding="utf-8") as f:
-        f.writelines(lines[cut + 1:])
-    return [head, train], dev, cut + 1
+    os.replace(os.path.join(scratch, "heldout.txt"), dev)
+    train = os.path.join(scratch, "continuation-train.txt")
+    with open(train, encoding="utf-8") as f:
+        cut = sum(1 for _ in f)
+    return [head, train], dev, cut
 
 
 def evaluate(nextword, model, dev):

@@ -7,14 +7,13 @@ the one `nextword eval --ksr` implements).
         [-k 6] [--scratch DIR] [--configs own,stock,...] [--check-nextword [N]]
         [--json OUT|-] [--split-only]
 
-The text. data/default/train.sh splits tinystories-train-continuation-lowercase
-at the first blank line from line 20500 on: the lines up to it are training
-text (continuation-train.txt), the rest is held out (heldout.txt). The held-out
-part is split again at the paragraph boundary nearest 20% of its words: the
-first part (dev.txt) is for tuning nextword's --learn parameters, the rest
-(test.txt, about 29,000 words) is what both engines type here. All of them go
-to the scratch directory (never into the repository); --split-only writes them
-and stops.
+The text. data/default/split.sh splits tinystories-train-continuation-lowercase
+at the first blank line from line 21500 on: the lines up to it are training
+text (continuation-train.txt), the rest is the development split (heldout.txt,
+about 20,000 words), which both engines type here. It is also split at the
+paragraph boundary nearest 20% of its words into dev.txt and test.txt, for
+tests/bench/tune_learn.py. All of them go to the scratch directory (never into
+the repository); --split-only writes them and stops.
 
 Presage (libpresage 0.9.1) runs through tests/bench/presage_driver.cpp, which
 is compiled into the scratch directory. Its n-gram database is built with
@@ -79,7 +78,7 @@ STOCK_DB = "/usr/share/presage/database_en.db"
 DRIVER_SOURCE = os.path.join(HERE, "presage_driver.cpp")
 HEAD_FILE = "tinystories-train-head.txt"
 CONTINUATION_FILE = "tinystories-train-continuation-lowercase.txt"
-CUT_FROM_LINE = 20500
+SPLIT = os.path.join(REPO, "data", "default", "split.sh")
 ALL_CONFIGS = ["own", "stock", "own-norepeat", "stock-norepeat", "own-learn", "own-ngram"]
 DEFAULT_CONFIGS = ["own", "stock", "own-norepeat", "stock-norepeat", "own-learn"]
 NEXTWORD_VARIANTS = [("nextword", []), ("nextword --learn", ["--learn"]),
@@ -93,28 +92,15 @@ def log(msg):
 
 # --- the text ------------------------------------------------------------------
 
-_BLANK = re.compile(rb"[ \t\n\v\f\r]*")
-
-
-def _lines(data):
-    """Lines as awk/head/tail see them, each with its '\\n' (the last one may
-    lack it)."""
-    parts = data.split(b"\n")
-    lines = [p + b"\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def split_continuation(data):
-    """(continuation-train, heldout) bytes exactly as data/default/train.sh:
-    cut = the first blank line (awk /^[[:space:]]*$/) at or after line 20500;
-    train = lines 1..cut (head -n cut), heldout = the rest (tail -n +cut+1)."""
-    lines = _lines(data)
-    for number in range(CUT_FROM_LINE, len(lines) + 1):
-        if _BLANK.fullmatch(lines[number - 1].rstrip(b"\n")):
-            return b"".join(lines[:number]), b"".join(lines[number:])
-    raise ValueError("no blank line at or after line %d" % CUT_FROM_LINE)
+def split_continuation(corpus, scratch):
+    """(continuation-train, heldout) bytes: data/default/split.sh's split,
+    written into scratch."""
+    subprocess.run([SPLIT, os.path.join(corpus, CONTINUATION_FILE), scratch], check=True)
+    parts = []
+    for name in ("continuation-train.txt", "heldout.txt"):
+        with open(os.path.join(scratch, name), "rb") as f:
+            parts.append(f.read())
+    return parts
 
 
 def split_dev_test(heldout, fraction=0.2):
@@ -162,15 +148,9 @@ def prepare_text(corpus, scratch):
     """Writes continuation-train.txt, heldout.txt, dev.txt, test.txt and the
     lowercased presage training files into scratch; returns paths and info."""
     head_path = os.path.join(corpus, HEAD_FILE)
-    cont_path = os.path.join(corpus, CONTINUATION_FILE)
-    with open(cont_path, "rb") as f:
-        train_bytes, heldout_bytes = split_continuation(f.read())
+    train_bytes, heldout_bytes = split_continuation(corpus, scratch)
     paths = {name: os.path.join(scratch, name + ".txt")
              for name in ("continuation-train", "heldout", "dev", "test")}
-    with open(paths["continuation-train"], "wb") as f:
-        f.write(train_bytes)
-    with open(paths["heldout"], "wb") as f:
-        f.write(heldout_bytes)
     heldout = heldout_bytes.decode("utf-8")
     dev, test, info = split_dev_test(heldout)
     for name, text in (("dev", dev), ("test", test)):
@@ -555,7 +535,7 @@ def main():
         print(json.dumps(split, indent=2))
         return 0
 
-    source = args.text or split["paths"]["test"]
+    source = args.text or split["paths"]["heldout"]
     with open(source, encoding="utf-8", newline="") as f:
         text = f.read()
     text = first_words(text, args.words)
