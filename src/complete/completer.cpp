@@ -86,7 +86,7 @@ void Completer::rank_context(std::string_view tail) {
     logits = it->second;
   } else {
     try {
-      logits = predictor_.next_logits(encode(model_, tail, Unknowns::kAllow));
+      logits = predictor_.next_logits(encode_growing(model_, tail));
       ++forward_passes_;
     } catch (const Error& e) {
       if (e.code() != ExitCode::kInput) throw;
@@ -178,7 +178,7 @@ void Completer::prefetch(std::span<const std::string> texts) {
                        std::find(tails.begin(), tails.end(), tail) != tails.end();
     if (known) continue;
     try {
-      Encoded input = encode(model_, tail, Unknowns::kAllow);
+      Encoded input = encode_growing(model_, tail);
       if (predictor_.extends_cache(input)) {
         // One writer's text grown by a word: its new tokens alone, through
         // the predictor's key/value cache, in stream order.

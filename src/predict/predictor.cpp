@@ -59,6 +59,25 @@ Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
   return e;
 }
 
+Encoded encode_growing(const Model& model, std::string_view text) {
+  Encoded e = encode(model, text, Unknowns::kAllow);
+  if (!e.truncated) return e;
+  const auto ends_sentence = [](const std::string& token) {
+    return !token.empty() && (token.back() == '.' || token.back() == '!' || token.back() == '?');
+  };
+  const size_t half = e.tokens.size() / 2;
+  size_t cut = 1;
+  while (cut <= half && !ends_sentence(e.tokens[cut - 1])) ++cut;
+  if (cut > half) return e;
+  // e.unknown lists the window's unknown words in order: drop the cut ones.
+  const auto unknown_cut = std::count(e.ids.begin(), e.ids.begin() + static_cast<long>(cut),
+                                      model.unk_id);
+  e.unknown.erase(e.unknown.begin(), e.unknown.begin() + unknown_cut);
+  e.tokens.erase(e.tokens.begin(), e.tokens.begin() + static_cast<long>(cut));
+  e.ids.erase(e.ids.begin(), e.ids.begin() + static_cast<long>(cut));
+  return e;
+}
+
 Encoded encode_text(const Model& model, std::string_view text) {
   Encoded e;
   e.tokens = tokens_of(model, text);

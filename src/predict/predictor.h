@@ -46,6 +46,13 @@ enum class Unknowns { kRefuse, kAllow };
 // words, or (with Unknowns::kRefuse) none that the vocabulary knows. With
 // kAllow, a model with a bos token takes any phrase, even an empty one.
 Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns = Unknowns::kRefuse);
+// The window through which `complete`, `type` and `eval --ksr` read a text
+// that grows word by word. Up to max_len tokens, encode's. Past it, the last
+// max_len tokens after their first sentence end ('.', '!' or '?' ends a
+// token) in the window's first half, so that the window moves once a
+// sentence and the key/value cache serves every word in between; with no
+// such sentence end, the last max_len tokens, as encode.
+Encoded encode_growing(const Model& model, std::string_view text);
 // Every token of a text, bos first (when the model has one): nothing is cut
 // and any text is taken, even one of unknown words or none. What `score` reads.
 Encoded encode_text(const Model& model, std::string_view text);

@@ -116,3 +116,49 @@ TEST_CASE("the cache runs only the new tokens and starts again when the text cha
   b.next_logits(encoded(bidirectional, {ids.begin(), ids.begin() + 6}));
   CHECK(b.tokens_run() == 6);
 }
+
+TEST_CASE("a growing text's window moves a sentence at a time past max_len", "[cache]") {
+  set_threading(Threading::kRows, 1);
+  Config c = testing::small_config();
+  c.positional = Positional::kRope;
+  c.d_k = 4;
+  c.max_len = 8;
+  const Model m = testing::random_model(c, true, true, 7);
+  const std::vector<std::string> words{"w2", "w3", ".",  "w4", "w5", "w6", "!", "w7",
+                                       "w8", "w9", "w10", "w2", "w3", "w4", "w5", "w6"};
+  // Worked by hand: the last 8 tokens, cut after the first sentence end in
+  // their first 4; the tokens each text runs through the cache.
+  struct Step {
+    size_t words;
+    std::string window;
+    int run;
+  };
+  const std::vector<Step> steps{
+      {7, "<bos> w2 w3 . w4 w5 w6 !", 8},  // 8 tokens: no cut
+      {8, "w4 w5 w6 ! w7", 5},             // w2 w3 . w4 w5 w6 ! w7: after '.'
+      {9, "w4 w5 w6 ! w7 w8", 1},          // the same start: the new word alone
+      {10, "w4 w5 w6 ! w7 w8 w9", 1},
+      {11, "w7 w8 w9 w10", 4},             // '.' left the window: after '!'
+      {12, "w7 w8 w9 w10 w2", 1},
+      {13, "w7 w8 w9 w10 w2 w3", 1},
+      {14, "w7 w8 w9 w10 w2 w3 w4", 1},
+      {15, "w7 w8 w9 w10 w2 w3 w4 w5", 1},  // no sentence end: the last 8 (still from w7)
+      {16, "w8 w9 w10 w2 w3 w4 w5 w6", 8},  // and every word slides them
+  };
+  Predictor cached(m), full(m);
+  for (const Step& s : steps) {
+    std::string text;
+    for (size_t i = 0; i < s.words; ++i) text += words[i] + " ";
+    INFO(text);
+    const Encoded e = encode_growing(m, text);
+    std::string window;
+    for (const std::string& token : e.tokens) window += (window.empty() ? "" : " ") + token;
+    CHECK(window == s.window);
+    CHECK(e.unknown.size() == static_cast<size_t>(std::count(e.ids.begin(), e.ids.end(), m.unk_id)));
+    const std::span<const float> logits = cached.next_logits(e);
+    CHECK(cached.tokens_run() == s.run);
+    const std::vector<float> got(logits.begin(), logits.end());
+    full.predict(e, 1);
+    CHECK(same_bits(got, full.logits()));
+  }
+}
