@@ -16,11 +16,34 @@ inline uint64_t splitmix64(uint64_t x) {
 }
 
 // What random numbers are for, so that two purposes never share a stream.
-enum class RandomStream : uint64_t { kInit = 1, kWindows = 2, kDropout = 3 };
+enum class RandomStream : uint64_t { kInit = 1, kWindows = 2, kDropout = 3, kShuffle = 4 };
 
 // 64 random bits for element (a, b) of `stream` under `seed`.
 inline uint64_t random_bits(uint64_t seed, RandomStream stream, uint64_t a, uint64_t b) {
   return splitmix64(splitmix64(splitmix64(seed ^ (static_cast<uint64_t>(stream) << 56)) ^ a) ^ b);
+}
+
+// The place of i in a random order of 0..n-1 (i < n): a bijection of
+// [0, n) chosen by `key`, so any place of a shuffle can be computed on its
+// own. A 4-round Feistel network on the smallest even number of bits that
+// holds n, walked again while the result falls outside [0, n) (fewer than 4
+// times on average, as n fills more than a quarter of that range).
+inline uint64_t permuted(uint64_t i, uint64_t n, uint64_t key) {
+  int bits = 2;
+  while (bits < 64 && (uint64_t{1} << bits) < n) bits += 2;
+  const int half = bits / 2;
+  const uint64_t mask = (uint64_t{1} << half) - 1;
+  uint64_t x = i;
+  do {
+    uint64_t left = x >> half, right = x & mask;
+    for (uint64_t round = 0; round < 4; ++round) {
+      const uint64_t next = left ^ (splitmix64(key ^ (round << 56) ^ right) & mask);
+      left = right;
+      right = next;
+    }
+    x = (left << half) | right;
+  } while (x >= n);
+  return x;
 }
 
 // A uniform number in [0, 1) from 64 random bits (their top 53).

@@ -86,6 +86,9 @@ struct TrainCommand {
     c.add_option("--batch", o.batch, "Windows per step")->capture_default_str();
     c.add_flag("--document-windows", o.document_windows,
                "Windows start where documents start (at their bos), not anywhere");
+    c.add_flag("--shuffle", o.shuffle,
+               "Epochs: every window start once, in a fresh order each epoch (default: drawn at "
+               "random, repeats allowed)");
     c.add_option("--steps", o.steps, "Optimizer steps")->capture_default_str();
     c.add_option("--warmup", o.warmup, "Steps of linear warmup")->capture_default_str();
     c.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();

@@ -39,6 +39,7 @@ void visit_options(Options& o, Field field) {
   field("classifier_bias", o.classifier_bias);
   field("batch", o.batch);
   field("document_windows", o.document_windows);
+  field("shuffle", o.shuffle);
   field("steps", o.steps);
   field("warmup", o.warmup);
   field("lr", o.lr);
@@ -75,8 +76,9 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
   visit_options(o, [&j](const char* name, auto& value) {
     // Checkpoints written before issue 24 have none of its options: theirs
     // were the defaults (feed-forward biases trained, no teacher).
-    static const std::set<std::string_view> added{"ffn_bias",    "teacher", "teacher_weight",
-                                                  "temperature", "bf16",    "document_windows"};
+    static const std::set<std::string_view> added{
+        "ffn_bias", "teacher", "teacher_weight", "temperature", "bf16", "document_windows",
+        "shuffle"};
     if (added.count(name) != 0 && !j.contains(name)) return;
     j.at(name).get_to(value);
   });

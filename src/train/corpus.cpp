@@ -3,6 +3,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "base/random.h"
 #include "text/utf8.h"
 
 namespace nextword {
@@ -57,6 +58,28 @@ std::vector<size_t> document_starts(const std::vector<int>& stream, int bos_id, 
     if (stream[i] == bos_id) starts.push_back(i);
   }
   return starts;
+}
+
+size_t window_start(uint64_t seed, int step, int index, int batch, std::span<const size_t> starts,
+                    size_t size, int T, bool shuffle) {
+  const auto t = static_cast<uint64_t>(T);
+  if (!shuffle) {
+    const uint64_t count = starts.empty() ? size - t : starts.size();  // start + T < size
+    const uint64_t pick = random_bits(seed, RandomStream::kWindows, static_cast<uint64_t>(step),
+                                      static_cast<uint64_t>(index)) %
+                          count;
+    return starts.empty() ? pick : starts[pick];
+  }
+  // Tiles o + kT for every o in [0, T): the last one, (count - 1) T + T - 1,
+  // still has T tokens after it.
+  const uint64_t count = starts.empty() ? (size - 2 * t) / t + 1 : starts.size();
+  const uint64_t window = static_cast<uint64_t>(step) * static_cast<uint64_t>(batch) +
+                          static_cast<uint64_t>(index);
+  const uint64_t epoch = window / count;
+  const uint64_t pick =
+      permuted(window % count, count, random_bits(seed, RandomStream::kShuffle, epoch, 0));
+  if (!starts.empty()) return starts[pick];
+  return random_bits(seed, RandomStream::kShuffle, epoch, 1) % t + pick * t;
 }
 
 }  // namespace nextword

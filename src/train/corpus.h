@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct TokenStream {
 // Where windows of T + 1 tokens may start at a document's start: the
 // positions of `bos` in `stream` with T more tokens after them.
 std::vector<size_t> document_starts(const std::vector<int>& stream, int bos_id, int T);
+
+// Where window `index` of step `step` starts, for batches of `batch` windows
+// of T + 1 tokens in a stream of `size` tokens. `starts`: the places a window
+// may start (document_starts), or empty for anywhere. Without `shuffle`,
+// each window's start is drawn at random, repeats allowed. With it, the
+// windows go through epochs, each a fresh random order of every start once
+// (anywhere: the starts o, o + T, o + 2T, ... of windows that tile the
+// stream, o drawn again each epoch). Every rank and thread computes the same.
+size_t window_start(uint64_t seed, int step, int index, int batch, std::span<const size_t> starts,
+                    size_t size, int T, bool shuffle);
 
 TokenStream make_token_stream(const std::vector<Document>& documents, const Vocabulary& vocab,
                               int unk_id, int bos_id, double val_fraction);

@@ -183,6 +183,13 @@ void load_data(Run& run, const std::vector<Document>& documents) {
   if (run.options.document_windows) {
     if (m.bos_id < 0) throw usage_error("train: --document-windows needs a bos token");
     run.window_starts = document_starts(run.data.train, m.bos_id, T);
+    if (run.window_starts.empty()) {
+      throw usage_error("train: --document-windows: no document has --context + 1 = " +
+                        std::to_string(T + 1) + " tokens");
+    }
+  } else if (run.options.shuffle && run.data.train.size() < 2 * static_cast<size_t>(T)) {
+    throw usage_error("train: --shuffle tiles the text with windows: it needs 2 x --context = " +
+                      std::to_string(2 * T) + " training tokens");
   }
 }
 
@@ -193,18 +200,11 @@ void sample_batch(const Run& run, int step, int first, int count, std::vector<in
                   std::vector<int>& targets) {
   const int T = run.options.model.max_len;
   const auto& train = run.data.train;
-  const bool documents = run.options.document_windows;
-  const auto& at = run.window_starts;
-  const uint64_t starts =
-      documents ? at.size() : train.size() - static_cast<size_t>(T);  // start + T < size
   inputs.resize(static_cast<size_t>(count) * T);
   targets.resize(inputs.size());
   for (int b = 0; b < count; ++b) {
-    const uint64_t pick =
-        random_bits(run.options.seed, RandomStream::kWindows, static_cast<uint64_t>(step),
-                    static_cast<uint64_t>(first + b)) %
-        starts;
-    const size_t start = documents ? at[pick] : pick;
+    const size_t start = window_start(run.options.seed, step, first + b, run.options.batch,
+                                      run.window_starts, train.size(), T, run.options.shuffle);
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start), T,
                 inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);
     std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(start) + 1, T,

@@ -40,6 +40,7 @@ struct TrainOptions {
   bool classifier_bias = false;     // train the optional classifier_bias
   int batch = 32;                   // windows per step, over every rank
   bool document_windows = false;    // windows start at documents' starts (their bos), not anywhere
+  bool shuffle = false;             // epochs of every start once, in a fresh order each (corpus.h)
   int steps = 2000;
   int warmup = 100;           // steps of linear warmup
   float lr = 2e-3f;           // peak learning rate

@@ -53,12 +53,20 @@ VARIANTS = [
     ("llama-ctx256", "context 256, batch 8", LLAMA + ["--context", "256", "--batch", "8"]),
     ("llama-ctx256-docs", "context 256, batch 8, windows at story starts",
      LLAMA + ["--context", "256", "--batch", "8", "--document-windows"]),
+    ("llama-ctx256-docs-shuffle", "and epochs: every story start once, a fresh order each",
+     LLAMA + ["--context", "256", "--batch", "8", "--document-windows", "--shuffle"]),
     ("llama-wd0.5", "weight decay 0.5", LLAMA + ["--weight-decay", "0.5"]),
     ("llama-dropout0.1", "dropout 0.1", LLAMA + ["--dropout", "0.1"]),
     ("llama-d192", "d_model 192, 6 heads, d_ff 512", LLAMA + ["--d-model", "192", "--heads", "6",
                                                             "--d-ff", "512"]),
     ("llama-val0.005", "0.5% of the text held for validation instead of 2%",
      LLAMA + ["--val-fraction", "0.005"]),
+    ("llama-bf16", "training's products in bf16 (a -DNEXTWORD_DNNL=ON build)",
+     LLAMA + ["--bf16"]),
+    # The teacher is the llama run itself (same vocabulary, as distillation
+    # needs): a second model trained against a first.
+    ("llama-distill", "distilled from the llama run (weight 0.5, temperature 2)",
+     LLAMA + ["--teacher", "{scratch}/llama", "--teacher-weight", "0.5", "--temperature", "2"]),
 ]
 
 
@@ -132,6 +140,7 @@ def main():
         if name not in wanted or (name, args.steps) in done:
             continue
         out = os.path.join(args.scratch, name)
+        options = [o.replace("{scratch}", args.scratch) for o in options]
         command = [nextword, "train", *texts, "-o", out, *merged(BASE, options), "--steps",
                    str(args.steps), "--eval-every", "0", "--checkpoint-every", "0", "-f", "json"]
         print("running %s: %s" % (name, " ".join(command[1:])), file=sys.stderr)

@@ -3,9 +3,12 @@
 // bos before each document and the validation part cut from its end.
 #include "train/corpus.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
+
+#include "base/random.h"
 
 using namespace nextword;
 
@@ -56,4 +59,65 @@ TEST_CASE("document windows start at each bos with a window's tokens after it", 
   CHECK(document_starts(stream, 1, 2) == std::vector<size_t>{0, 4});
   CHECK(document_starts(stream, 1, 1) == std::vector<size_t>{0, 4, 7});
   CHECK(document_starts(stream, 1, 9).empty());
+}
+
+TEST_CASE("a shuffle is a permutation, a fresh one for each key", "[corpus]") {
+  for (uint64_t n : {1u, 2u, 3u, 7u, 16u, 17u, 1000u, 11680u}) {
+    INFO("n = " << n);
+    std::vector<uint64_t> order, other;
+    for (uint64_t i = 0; i < n; ++i) {
+      order.push_back(permuted(i, n, 11));
+      other.push_back(permuted(i, n, 12));
+    }
+    std::vector<uint64_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (uint64_t i = 0; i < n; ++i) CHECK(sorted[i] == i);
+    if (n >= 7) CHECK(order != other);
+  }
+}
+
+TEST_CASE("window starts: drawn at random, or epochs of every start once", "[corpus]") {
+  const std::vector<size_t> documents{0, 10, 25, 31, 40, 58, 70};
+  const size_t size = 100;
+  const int T = 8, batch = 3;
+  // Drawn: what the trainer has always drawn, random_bits(seed, kWindows, step, index).
+  for (int step = 0; step < 5; ++step) {
+    for (int b = 0; b < batch; ++b) {
+      const uint64_t bits = random_bits(9, RandomStream::kWindows, static_cast<uint64_t>(step),
+                                        static_cast<uint64_t>(b));
+      CHECK(window_start(9, step, b, batch, {}, size, T, false) == bits % (size - T));
+      CHECK(window_start(9, step, b, batch, documents, size, T, false) ==
+            documents[bits % documents.size()]);
+    }
+  }
+  // Shuffled, at document starts: 3 epochs of 7 windows over 7 steps, each
+  // epoch every start once, the epochs in different orders.
+  std::vector<std::vector<size_t>> epochs(3);
+  for (int step = 0; step < 7; ++step) {
+    for (int b = 0; b < batch; ++b) {
+      epochs[static_cast<size_t>(step * batch + b) / documents.size()].push_back(
+          window_start(9, step, b, batch, documents, size, T, true));
+    }
+  }
+  for (const auto& epoch : epochs) {
+    std::vector<size_t> sorted = epoch;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted == documents);
+  }
+  CHECK(epochs[0] != epochs[1]);
+  CHECK(epochs[1] != epochs[2]);
+  // Shuffled, anywhere: (100 - 16) / 8 + 1 = 11 tiles o + 8k a epoch, each
+  // with T + 1 tokens in the stream, one offset o per epoch.
+  for (int epoch = 0; epoch < 4; ++epoch) {
+    std::vector<size_t> starts;
+    for (int w = 0; w < 11; ++w) {
+      const int window = epoch * 11 + w;
+      starts.push_back(window_start(9, window / batch, window % batch, batch, {}, size, T, true));
+    }
+    std::sort(starts.begin(), starts.end());
+    const size_t o = starts[0];
+    CHECK(o < static_cast<size_t>(T));
+    for (size_t k = 0; k < starts.size(); ++k) CHECK(starts[k] == o + k * T);
+    CHECK(starts.back() + T < size);
+  }
 }
