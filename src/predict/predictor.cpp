@@ -70,8 +70,8 @@ Encoded encode_growing(const Model& model, std::string_view text) {
   while (cut <= half && !ends_sentence(e.tokens[cut - 1])) ++cut;
   if (cut > half) return e;
   // e.unknown lists the window's unknown words in order: drop the cut ones.
-  const auto unknown_cut = std::count(e.ids.begin(), e.ids.begin() + static_cast<long>(cut),
-                                      model.unk_id);
+  const auto unknown_cut =
+      std::count(e.ids.begin(), e.ids.begin() + static_cast<long>(cut), model.unk_id);
   e.unknown.erase(e.unknown.begin(), e.unknown.begin() + unknown_cut);
   e.tokens.erase(e.tokens.begin(), e.tokens.begin() + static_cast<long>(cut));
   e.ids.erase(e.ids.begin(), e.ids.begin() + static_cast<long>(cut));

@@ -76,9 +76,9 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
   visit_options(o, [&j](const char* name, auto& value) {
     // Checkpoints written before issue 24 have none of its options: theirs
     // were the defaults (feed-forward biases trained, no teacher).
-    static const std::set<std::string_view> added{
-        "ffn_bias", "teacher", "teacher_weight", "temperature", "bf16", "document_windows",
-        "shuffle"};
+    static const std::set<std::string_view> added{"ffn_bias",    "teacher", "teacher_weight",
+                                                  "temperature", "bf16",    "document_windows",
+                                                  "shuffle"};
     if (added.count(name) != 0 && !j.contains(name)) return;
     j.at(name).get_to(value);
   });

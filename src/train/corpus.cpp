@@ -73,8 +73,8 @@ size_t window_start(uint64_t seed, int step, int index, int batch, std::span<con
   // Tiles o + kT for every o in [0, T): the last one, (count - 1) T + T - 1,
   // still has T tokens after it.
   const uint64_t count = starts.empty() ? (size - 2 * t) / t + 1 : starts.size();
-  const uint64_t window = static_cast<uint64_t>(step) * static_cast<uint64_t>(batch) +
-                          static_cast<uint64_t>(index);
+  const uint64_t window =
+      static_cast<uint64_t>(step) * static_cast<uint64_t>(batch) + static_cast<uint64_t>(index);
   const uint64_t epoch = window / count;
   const uint64_t pick =
       permuted(window % count, count, random_bits(seed, RandomStream::kShuffle, epoch, 0));

@@ -182,11 +182,8 @@ void load_data(Run& run, const std::vector<Document>& documents) {
   }
   if (run.options.document_windows) {
     if (m.bos_id < 0) throw usage_error("train: --document-windows needs a bos token");
+    // Never empty: the stream starts with a bos and has T + 2 tokens (above).
     run.window_starts = document_starts(run.data.train, m.bos_id, T);
-    if (run.window_starts.empty()) {
-      throw usage_error("train: --document-windows: no document has --context + 1 = " +
-                        std::to_string(T + 1) + " tokens");
-    }
   } else if (run.options.shuffle && run.data.train.size() < 2 * static_cast<size_t>(T)) {
     throw usage_error("train: --shuffle tiles the text with windows: it needs 2 x --context = " +
                       std::to_string(2 * T) + " training tokens");

@@ -322,6 +322,25 @@ class TrainAndEval(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(r.stderr, "nextword: train: --document-windows needs a bos token\n")
 
+    def test_shuffle(self):
+        """--shuffle: epochs of window starts; the run learns, the checkpoint
+        keeps the option, and it draws other windows than the default."""
+        out, r = self.train("--steps", "150", "--shuffle", "--checkpoint-every", "100",
+                            "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(json.loads(r.stdout)["loss"], 0.5)
+        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
+            self.assertTrue(json.load(f)["options"]["shuffle"])
+        shuffled = read(os.path.join(out, "weights.json"))
+        out, r = self.train("--steps", "150", "--checkpoint-every", "100")
+        self.assertNotEqual(read(os.path.join(out, "weights.json")), shuffled)
+        # Windows that tile the text need two of them in it.
+        wide = [("1000" if TINY[i - 1] == "--context" else a) for i, a in enumerate(TINY)]
+        r = run("train", self.text, "-o", os.path.join(self.tmp, "wide"), *wide, "--shuffle")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertRegex(r.stderr, r"^nextword: train: --shuffle tiles the text with windows: it "
+                         r"needs 2 x --context = 2000 training tokens\n$")
+
     def test_shipped_lexicon_is_what_train_writes(self):
         """data/default/lexicon.tsv comes from the default model's own text:
         a run on it (data/default/train.sh's split; one step suffices, the

@@ -124,7 +124,7 @@ TEST_CASE("a growing text's window moves a sentence at a time past max_len", "[c
   c.d_k = 4;
   c.max_len = 8;
   const Model m = testing::random_model(c, true, true, 7);
-  const std::vector<std::string> words{"w2", "w3", ".",  "w4", "w5", "w6", "!", "w7",
+  const std::vector<std::string> words{"w2", "w3", ".",   "w4", "w5", "w6", "!",  "w7",
                                        "w8", "w9", "w10", "w2", "w3", "w4", "w5", "w6"};
   // Worked by hand: the last 8 tokens, cut after the first sentence end in
   // their first 4; the tokens each text runs through the cache.
@@ -138,7 +138,7 @@ TEST_CASE("a growing text's window moves a sentence at a time past max_len", "[c
       {8, "w4 w5 w6 ! w7", 5},             // w2 w3 . w4 w5 w6 ! w7: after '.'
       {9, "w4 w5 w6 ! w7 w8", 1},          // the same start: the new word alone
       {10, "w4 w5 w6 ! w7 w8 w9", 1},
-      {11, "w7 w8 w9 w10", 4},             // '.' left the window: after '!'
+      {11, "w7 w8 w9 w10", 4},  // '.' left the window: after '!'
       {12, "w7 w8 w9 w10 w2", 1},
       {13, "w7 w8 w9 w10 w2 w3", 1},
       {14, "w7 w8 w9 w10 w2 w3 w4", 1},
@@ -154,7 +154,8 @@ TEST_CASE("a growing text's window moves a sentence at a time past max_len", "[c
     std::string window;
     for (const std::string& token : e.tokens) window += (window.empty() ? "" : " ") + token;
     CHECK(window == s.window);
-    CHECK(e.unknown.size() == static_cast<size_t>(std::count(e.ids.begin(), e.ids.end(), m.unk_id)));
+    CHECK(e.unknown.size() ==
+          static_cast<size_t>(std::count(e.ids.begin(), e.ids.end(), m.unk_id)));
     const std::span<const float> logits = cached.next_logits(e);
     CHECK(cached.tokens_run() == s.run);
     const std::vector<float> got(logits.begin(), logits.end());
