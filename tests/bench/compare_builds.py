@@ -33,6 +33,19 @@ sys.path.insert(0, HERE)
 from compare_torch import machine, max_rss, timed, write_phrases  # noqa: E402
 
 
+def old_new_table(figures, width, digits):
+    """Prints each figure's old and new medians and new/old, one row each
+    (figures: {"old": {figure: [values]}, "new": ...}); returns them."""
+    print("%-*s %10s %10s %8s" % (width, "figure (median)", "old", "new", "new/old"))
+    results = {}
+    for figure in figures["old"]:
+        old = statistics.median(figures["old"][figure])
+        new = statistics.median(figures["new"][figure])
+        results[figure] = {"old": old, "new": new, "ratio": new / old}
+        print("%-*s %10.*f %10.*f %8.2f" % (width, figure, digits, old, digits, new, new / old))
+    return results
+
+
 def bench(nextword, model, threads):
     out = subprocess.run([nextword, "bench", "-m", model, "-t", threads, "-b", "1", "16", "64",
                           "-l", "8", "64", "--seconds", "0.5", "-f", "json"],
@@ -94,13 +107,7 @@ def main():
     print("machine   %s; %d threads; %d rounds, alternating" % (machine(), args.threads,
                                                                 args.rounds))
     print("old       %s\nnew       %s" % (builds["old"], builds["new"]))
-    print("%-28s %10s %10s %8s" % ("figure (median)", "old", "new", "new/old"))
-    results = {}
-    for figure in figures["old"]:
-        old = statistics.median(figures["old"][figure])
-        new = statistics.median(figures["new"][figure])
-        results[figure] = {"old": old, "new": new, "ratio": new / old}
-        print("%-28s %10.2f %10.2f %8.2f" % (figure, old, new, new / old))
+    results = old_new_table(figures, 28, 2)
     print("(times: a ratio below 1 is faster; tokens/s: above 1 is faster)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

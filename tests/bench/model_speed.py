@@ -29,7 +29,6 @@ the old model, generate at least 1,000 words/s, p90 per keystroke at most
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
+from compare_builds import old_new_table  # noqa: E402
 from compare_presage import first_words  # noqa: E402
 from compare_torch import machine, timed  # noqa: E402
 
@@ -99,13 +99,7 @@ def main():
     print("machine   %s; %d rounds, alternating; typed %s (%d words)"
           % (machine(), args.rounds, source, args.words))
     print("old       %s\nnew       %s" % (models["old"], models["new"]))
-    print("%-40s %10s %10s %8s" % ("figure (median)", "old", "new", "new/old"))
-    results = {}
-    for figure in figures["old"]:
-        old = statistics.median(figures["old"][figure])
-        new = statistics.median(figures["new"][figure])
-        results[figure] = {"old": old, "new": new, "ratio": new / old}
-        print("%-40s %10.3f %10.3f %8.2f" % (figure, old, new, new / old))
+    results = old_new_table(figures, 40, 3)
     goals = {
         "one phrase no slower than the old model": results["one phrase ms"]["ratio"] <= 1.0,
         "generate -n 200 at least 1,000 words/s": results["generate -n 200 words/s"]["new"] >= 1000,

@@ -307,16 +307,21 @@ class TrainAndEval(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("shorter than --context 64", r.stderr)
 
+    def learns_and_keeps(self, flag, option):
+        """A run with `flag` learns the story and its checkpoint records
+        `option`; returns the model's directory."""
+        out, r = self.train("--steps", "150", flag, "--checkpoint-every", "100", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(json.loads(r.stdout)["loss"], 0.5)
+        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
+            self.assertTrue(json.load(f)["options"][option])
+        return out
+
     def test_document_windows(self):
         """--document-windows: every window starts at a document's bos; the
         run learns, the checkpoint keeps the option, and without a bos
         token it is refused."""
-        out, r = self.train("--steps", "150", "--document-windows", "--checkpoint-every", "100",
-                            "-f", "json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertLess(json.loads(r.stdout)["loss"], 0.5)
-        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
-            self.assertTrue(json.load(f)["options"]["document_windows"])
+        self.learns_and_keeps("--document-windows", "document_windows")
         r = run("train", self.text, "-o", os.path.join(self.tmp, "nobos"), *TINY,
                 "--document-windows", "--no-bos")
         self.assertEqual(r.returncode, 2, r.stderr)
@@ -325,12 +330,7 @@ class TrainAndEval(unittest.TestCase):
     def test_shuffle(self):
         """--shuffle: epochs of window starts; the run learns, the checkpoint
         keeps the option, and it draws other windows than the default."""
-        out, r = self.train("--steps", "150", "--shuffle", "--checkpoint-every", "100",
-                            "-f", "json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertLess(json.loads(r.stdout)["loss"], 0.5)
-        with open(os.path.join(out, "checkpoint.json"), encoding="utf-8") as f:
-            self.assertTrue(json.load(f)["options"]["shuffle"])
+        out = self.learns_and_keeps("--shuffle", "shuffle")
         shuffled = read(os.path.join(out, "weights.json"))
         out, r = self.train("--steps", "150", "--checkpoint-every", "100")
         self.assertNotEqual(read(os.path.join(out, "weights.json")), shuffled)

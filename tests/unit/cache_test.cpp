@@ -49,6 +49,15 @@ bool same_bits(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// A small rotary model whose window of 8 tokens a short text passes.
+Config rope_config() {
+  Config c = testing::small_config();
+  c.positional = Positional::kRope;
+  c.d_k = 4;
+  c.max_len = 8;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("a text extended through the cache gives a full pass's bits", "[cache]") {
@@ -82,10 +91,7 @@ TEST_CASE("a text extended through the cache gives a full pass's bits", "[cache]
 
 TEST_CASE("the cache runs only the new tokens and starts again when the text changes", "[cache]") {
   set_threading(Threading::kRows, 1);
-  Config c = testing::small_config();
-  c.positional = Positional::kRope;
-  c.d_k = 4;
-  c.max_len = 8;
+  Config c = rope_config();
   const Model m = testing::random_model(c, true, true, 5);
   Predictor p(m), full(m);
   std::vector<int> ids = text_of(m, 8);
@@ -119,11 +125,7 @@ TEST_CASE("the cache runs only the new tokens and starts again when the text cha
 
 TEST_CASE("a growing text's window moves a sentence at a time past max_len", "[cache]") {
   set_threading(Threading::kRows, 1);
-  Config c = testing::small_config();
-  c.positional = Positional::kRope;
-  c.d_k = 4;
-  c.max_len = 8;
-  const Model m = testing::random_model(c, true, true, 7);
+  const Model m = testing::random_model(rope_config(), true, true, 7);
   const std::vector<std::string> words{"w2", "w3", ".",   "w4", "w5", "w6", "!",  "w7",
                                        "w8", "w9", "w10", "w2", "w3", "w4", "w5", "w6"};
   // Worked by hand: the last 8 tokens, cut after the first sentence end in
