@@ -224,7 +224,8 @@ def score_flops(c, lengths):
     max_len window with one classifier row for each target past max_len."""
     d, L = c["d_model"], c["max_len"]
     qk, v = c["n_heads"] * c["d_k"], c["n_heads"] * c["d_v"]
-    per_token = 2 * d * (2 * qk + v) + 2 * v * d + 4 * d * c["d_ff"]
+    gated = c.get("activation") == "swiglu"  # W_gate too
+    per_token = 2 * d * (2 * qk + v) + 2 * v * d + (6 if gated else 4) * d * c["d_ff"]
     classifier = 2 * d * c["vocab_size"]
 
     def layers(T):
