@@ -168,16 +168,19 @@ TEST_CASE("bertviz: [layer][batch of 1][head][query][key] and the tokens", "[att
   const auto j = nlohmann::json::parse(attention_bertviz(model, p));
   CHECK(j["tokens"] == nlohmann::json(p.input.tokens));
   const auto& a = j["attention"];
-  REQUIRE(a.size() == 4);
+  const size_t L = static_cast<size_t>(model.config.n_layers);
+  const size_t H = static_cast<size_t>(model.config.n_heads), T = 4;  // bos once upon a
+  REQUIRE(a.size() == L);
   for (const auto& layer : a) {
     REQUIRE(layer.size() == 1);
-    REQUIRE(layer[0].size() == 4);
+    REQUIRE(layer[0].size() == H);
     for (const auto& head : layer[0]) {
-      REQUIRE(head.size() == 4);
-      for (const auto& row : head) CHECK(row.size() == 4);
+      REQUIRE(head.size() == T);
+      for (const auto& row : head) CHECK(row.size() == T);
     }
   }
-  CHECK(a[3][0][2][1][0].get<float>() == p.attention[((3 * 4 + 2) * 4 + 1) * 4 + 0]);
+  CHECK(a[L - 1][0][H - 2][1][0].get<float>() ==
+        p.attention[(((L - 1) * H + H - 2) * T + 1) * T + 0]);
 }
 
 TEST_CASE("the HTML page: the embedded file with every view C++ computed in its placeholder",
@@ -200,13 +203,19 @@ TEST_CASE("the HTML page: the embedded file with every view C++ computed in its 
   const std::string open = "<script id=\"data\" type=\"application/json\">";
   const size_t from = page.find(open) + open.size();
   const auto d = nlohmann::json::parse(page.substr(from, page.find("</script>", from) - from));
-  CHECK(d["layers"] == nlohmann::json({"mean", "1", "2", "3", "4"}));
-  CHECK(d["heads"] == nlohmann::json({"mean", "1", "2", "3", "4"}));
-  CHECK(d["layer"] == 4);  // the last layer
-  CHECK(d["head"] == 0);   // the mean of its heads
-  REQUIRE(d["views"].size() == 5);
+  // "mean", then 1 .. n: the names of the layers' and heads' menus.
+  const auto menu = [](int n) {
+    nlohmann::json names = {"mean"};
+    for (int i = 1; i <= n; ++i) names.push_back(std::to_string(i));
+    return names;
+  };
+  CHECK(d["layers"] == menu(c.n_layers));
+  CHECK(d["heads"] == menu(c.n_heads));
+  CHECK(d["layer"] == c.n_layers);  // the last layer
+  CHECK(d["head"] == 0);            // the mean of its heads
+  REQUIRE(d["views"].size() == static_cast<size_t>(c.n_layers) + 1);
   for (int l = -1; l < c.n_layers; ++l) {
-    REQUIRE(d["views"][l + 1].size() == 5);
+    REQUIRE(d["views"][l + 1].size() == static_cast<size_t>(c.n_heads) + 1);
     for (int h = -1; h < c.n_heads; ++h) {
       const auto& view = d["views"][l + 1][h + 1];
       const std::vector<float> m = attention_matrix(c, p, {l, h});
