@@ -34,9 +34,10 @@ CONFIGS = [(batch, threads) for batch in (1, 7, 64) for threads in (1, 2)]
 
 
 def random_lines(vocab_path, count, seed):
-    """Phrases of 1 to 90 words (past max_len for the fixture models, whose max_len is 8 to 12), drawn from the
-    vocabulary, with unknown words, punctuation, a word being typed and
-    lines that cannot be predicted (no words)."""
+    """Phrases of 1 to 90 words (past max_len for the fixture models, whose
+    max_len is 8 to 12), drawn from the vocabulary, with unknown words,
+    punctuation, a word being typed and lines that cannot be predicted (no
+    words)."""
     with open(vocab_path, encoding="utf-8") as f:
         vocab = json.load(f)
     words = [w for w in (vocab if isinstance(vocab, list) else vocab.get("tokens", vocab))
