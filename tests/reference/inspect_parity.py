@@ -85,7 +85,7 @@ DEFAULT_STORY = (
     "picked it up. Then a boy came and said, \"That is my ball!\" Lily was sad, but she "
     "gave the ball back to the boy. The boy smiled and said, \"Thank you! Do you want "
     "to play with me?\" Lily was happy and they played all day.")
-DEFAULT_LONG = " ".join([DEFAULT_STORY] * 3)  # 301 tokens with bos: past a max_len of 256
+DEFAULT_LONG = " ".join([DEFAULT_STORY] * 3)  # 304 tokens with bos: past a max_len of 256
 DEFAULT_DOCUMENT = (
     "Once upon a time, there was a little dog named Max. Max liked to run.\n"
     "He ran to the park every day.\n\n"
