@@ -30,7 +30,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-SPLIT = os.path.join(REPO, "data", "default", "split.sh")
+SPLIT = os.path.join(HERE, "dev_split.sh")
 
 # Today's default recipe (data/default/train.sh before issue 24), the base row.
 BASE = ["--vocab-size", "4096", "--d-model", "128", "--layers", "4", "--heads", "4",
@@ -89,7 +89,7 @@ def merged(base, changes):
 
 
 def split(corpus, scratch):
-    """data/default/split.sh's split: the training text and dev.txt."""
+    """tests/bench/dev_split.sh's split: the training text and dev.txt."""
     head = os.path.join(corpus, "tinystories-train-head.txt")
     continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
     subprocess.run([SPLIT, continuation, scratch], check=True)

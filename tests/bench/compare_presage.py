@@ -7,7 +7,7 @@ the one `nextword eval --ksr` implements).
         [-k 6] [--scratch DIR] [--configs own,stock,...] [--check-nextword [N]]
         [--json OUT|-] [--split-only]
 
-The text. data/default/split.sh splits tinystories-train-continuation-lowercase
+The text. tests/bench/dev_split.sh splits tinystories-train-continuation-lowercase
 at the first blank line from line 21500 on: the lines up to it are training
 text (continuation-train.txt), the rest is the development split (heldout.txt,
 about 20,000 words), which both engines type here. It is also split at the
@@ -78,7 +78,7 @@ STOCK_DB = "/usr/share/presage/database_en.db"
 DRIVER_SOURCE = os.path.join(HERE, "presage_driver.cpp")
 HEAD_FILE = "tinystories-train-head.txt"
 CONTINUATION_FILE = "tinystories-train-continuation-lowercase.txt"
-SPLIT = os.path.join(REPO, "data", "default", "split.sh")
+SPLIT = os.path.join(HERE, "dev_split.sh")
 ALL_CONFIGS = ["own", "stock", "own-norepeat", "stock-norepeat", "own-learn", "own-ngram"]
 DEFAULT_CONFIGS = ["own", "stock", "own-norepeat", "stock-norepeat", "own-learn"]
 NEXTWORD_VARIANTS = [("nextword", []), ("nextword --learn", ["--learn"]),
@@ -93,7 +93,7 @@ def log(msg):
 # --- the text ------------------------------------------------------------------
 
 def split_continuation(corpus, scratch):
-    """(continuation-train, heldout) bytes: data/default/split.sh's split,
+    """(continuation-train, heldout) bytes: tests/bench/dev_split.sh's split,
     written into scratch."""
     subprocess.run([SPLIT, os.path.join(corpus, CONTINUATION_FILE), scratch], check=True)
     parts = []

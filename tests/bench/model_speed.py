@@ -14,7 +14,7 @@ old, new and new/old of the medians:
   - `generate "once upon a" -n 200`, greedy, as a whole process: words/s
     (the load counted in);
   - keystrokes: `eval --ksr -k 6` typing the first --words words of --text
-    (the development split; default: data/default/split.sh's heldout.txt,
+    (the development split; default: tests/bench/dev_split.sh's heldout.txt,
     written to a scratch directory) one character at a time through the
     completer that `complete` and `type` use, on one thread: median and p90
     ms per keystroke, word starts included, and the same with --learn
@@ -43,7 +43,7 @@ from compare_torch import machine, timed  # noqa: E402
 
 def development_split(corpus, scratch):
     continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
-    subprocess.run([os.path.join(REPO, "data", "default", "split.sh"), continuation, scratch],
+    subprocess.run([os.path.join(HERE, "dev_split.sh"), continuation, scratch],
                    check=True)
     return os.path.join(scratch, "heldout.txt")
 

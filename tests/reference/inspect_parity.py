@@ -13,8 +13,7 @@ data/default (phrases with an unknown word, one longer than max_len), each
 run through the four commands in JSON and compared with the reference
 computed now. --fixtures: the expectations committed in tests/fixtures/inspect
 (written by --write-fixtures from the reference, for 8 of tests/fixtures/
-parity's models, for the default model and for the one before issue 24,
-tests/fixtures/previous-default); this comparison is plain Python,
+parity's models and for the default model); this comparison is plain Python,
 any python3 runs it. Each also checks: lens's last step at the last position
 against `predict -f json -k K --batch 1` (exact: words and the very same
 float32 values), score --document's perplexity against `eval -f json`'s, and
@@ -71,21 +70,17 @@ DEFAULT_SEED, DEFAULT_MODELS = 2000, 24  # live: seeds 2000..2023 cover every fl
 # Fixture models: a subset of tests/fixtures/parity covering every flag.
 FIXTURE_MODELS = [0, 2, 3, 6, 9, 13, 19, 31]
 DEFAULT_MODEL = "data/default"
-# The default model before issue 24 (learned positions, layernorm, GELU,
-# context 64), kept as a regression fixture with the default's cases.
-PREVIOUS_DEFAULT = "tests/fixtures/previous-default"
 DEFAULT_PHRASES = [
     "once upon a time",
     "The little girl saw a zebrafoo in the park",
     "Lily and Tom were best friends. They liked to play",
 ]
-DEFAULT_STORY = (
+DEFAULT_LONG = (
     "Once upon a time, there was a little girl named Lily. She loved to play outside "
     "in the sun. One day, she saw a big red ball in the park. She ran to the ball and "
     "picked it up. Then a boy came and said, \"That is my ball!\" Lily was sad, but she "
     "gave the ball back to the boy. The boy smiled and said, \"Thank you! Do you want "
     "to play with me?\" Lily was happy and they played all day.")
-DEFAULT_LONG = " ".join([DEFAULT_STORY] * 3)  # 304 tokens with bos: past a max_len of 256
 DEFAULT_DOCUMENT = (
     "Once upon a time, there was a little dog named Max. Max liked to run.\n"
     "He ran to the park every day.\n\n"
@@ -735,9 +730,8 @@ def write_fixtures():
     missing = flags_missing(configs)
     if missing:
         sys.exit("FIXTURE_MODELS do not cover: " + ", ".join(missing))
-    for name, model_dir in (("default", DEFAULT_MODEL), ("previous-default", PREVIOUS_DEFAULT)):
-        cases, _ = plan_default(relative_fixtures, fixtures=True)
-        todo.append((name, model_dir, cases, None, None))
+    cases, _ = plan_default(relative_fixtures, fixtures=True)
+    todo.append(("default", DEFAULT_MODEL, cases, None, None))
     cwd = os.getcwd()
     os.chdir(REPO)  # the document paths are relative to the repository
     try:
