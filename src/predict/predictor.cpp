@@ -8,6 +8,7 @@
 #include "math/layers.h"
 #include "predict/ranking.h"
 #include "text/tokenizer.h"
+#include "text/words.h"
 
 namespace nextword {
 
@@ -62,9 +63,6 @@ Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
 Encoded encode_growing(const Model& model, std::string_view text) {
   Encoded e = encode(model, text, Unknowns::kAllow);
   if (!e.truncated) return e;
-  const auto ends_sentence = [](const std::string& token) {
-    return !token.empty() && (token.back() == '.' || token.back() == '!' || token.back() == '?');
-  };
   const size_t half = e.tokens.size() / 2;
   size_t cut = 1;
   while (cut <= half && !ends_sentence(e.tokens[cut - 1])) ++cut;

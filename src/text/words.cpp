@@ -68,7 +68,7 @@ bool starts_sentence(std::string_view before) {
   size_t i = before.size();
   if (i > 0 && before[i - 1] == '"' && (i == 1 || is_space(before[i - 2]))) return true;
   while (i > 0 && (is_space(before[i - 1]) || before[i - 1] == '"')) --i;
-  return i == 0 || before[i - 1] == '.' || before[i - 1] == '!' || before[i - 1] == '?';
+  return i == 0 || ends_sentence(before.substr(0, i));
 }
 
 bool starts_with_capital(std::string_view text) {

@@ -38,6 +38,11 @@ bool has_letter_or_digit(std::string_view token);
 // apostrophes and quotes made straight (the tokenizer's own normalization).
 std::string fold_case(std::string_view text);
 
+// Does `text` end a sentence: is its last character '.', '!' or '?'?
+constexpr bool ends_sentence(std::string_view text) {
+  return !text.empty() && (text.back() == '.' || text.back() == '!' || text.back() == '?');
+}
+
 // Does a word written right after `before` start a sentence? Yes at the
 // start of the text, after ". ", "! " or "? " (quotes between allowed), and
 // right after an opening quote that follows a space.
