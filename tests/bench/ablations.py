@@ -30,7 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-SPLIT = os.path.join(HERE, "dev_split.sh")
+sys.path.insert(0, HERE)
+from compare_presage import split_continuation  # noqa: E402  (tests/bench/dev_split.sh)
 
 # Today's default recipe (data/default/train.sh before issue 24), the base row.
 BASE = ["--vocab-size", "4096", "--d-model", "128", "--layers", "4", "--heads", "4",
@@ -91,8 +92,7 @@ def merged(base, changes):
 def split(corpus, scratch):
     """tests/bench/dev_split.sh's split: the training text and dev.txt."""
     head = os.path.join(corpus, "tinystories-train-head.txt")
-    continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
-    subprocess.run([SPLIT, continuation, scratch], check=True)
+    split_continuation(corpus, scratch)
     dev = os.path.join(scratch, "dev.txt")
     os.replace(os.path.join(scratch, "heldout.txt"), dev)
     train = os.path.join(scratch, "continuation-train.txt")

@@ -29,7 +29,6 @@ the old model, generate at least 1,000 words/s, p90 per keystroke at most
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -37,14 +36,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 from compare_builds import old_new_table  # noqa: E402
-from compare_presage import first_words  # noqa: E402
+from compare_presage import first_words, split_continuation  # noqa: E402
 from compare_torch import machine, timed  # noqa: E402
 
 
 def development_split(corpus, scratch):
-    continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
-    subprocess.run([os.path.join(HERE, "dev_split.sh"), continuation, scratch],
-                   check=True)
+    split_continuation(corpus, scratch)
     return os.path.join(scratch, "heldout.txt")
 
 
