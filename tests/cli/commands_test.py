@@ -350,12 +350,9 @@ class TrainAndEval(unittest.TestCase):
         continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
         if not os.path.exists(continuation):
             self.skipTest("no ../shared/corpus next to the repository")
-        with open(continuation, encoding="utf-8") as f:
-            lines = f.readlines()
-        cut = next(n for n in range(20500, len(lines) + 1) if not lines[n - 1].strip())
+        subprocess.run([os.path.join(DATA, "..", "tests", "bench", "dev_split.sh"), continuation,
+                        self.tmp], check=True)
         train_part = os.path.join(self.tmp, "continuation-train.txt")
-        with open(train_part, "w", encoding="utf-8") as f:
-            f.writelines(lines[:cut])
         out = os.path.join(self.tmp, "default")
         r = run("train", os.path.join(corpus, "tinystories-train-head.txt"), train_part, "-o", out,
                 "--vocab-size", "4096", "--d-model", "8", "--layers", "1", "--heads", "1",

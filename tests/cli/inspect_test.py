@@ -59,6 +59,13 @@ def fruit():
     return os.path.join(DATA, "examples", "fruit")
 
 
+def previous_default():
+    """The default model before issue 24 (learned positions, layernorm, GELU,
+    d_model 128, 4 layers of 4 heads), whose trace and attribute layout the
+    tests below write out by hand."""
+    return os.path.join(DATA, "..", "tests", "fixtures", "previous-default")
+
+
 def run_bytes(*args, stdin=b""):
     """Like cli_common.run, but stdin and stdout are bytes."""
     env = dict(os.environ)
@@ -422,7 +429,7 @@ LAYER_HOOKS = ["hook_resid_pre", "ln1.hook_normalized", "attn.hook_q", "attn.hoo
 
 class Trace(unittest.TestCase):
     def test_default_model_names_and_shapes(self):
-        r = run("trace", "the cat sat")
+        r = run("trace", "-m", previous_default(), "the cat sat")
         self.assertEqual(r.returncode, 0, r.stderr)
         record = json.loads(r.stdout)
         self.assertEqual(list(record), ["phrase", "tokens", "ids", "unknown", "truncated",
@@ -470,7 +477,8 @@ class Trace(unittest.TestCase):
         for x, y in zip(embed, a["blocks.0.hook_resid_pre"]["data"]):
             self.assertAlmostEqual(x, y, delta=1e-6)
         # The logits are predict's.
-        p = json.loads(run("predict", "-f", "json", "the cat sat").stdout)["predictions"]
+        p = json.loads(run("predict", "-m", previous_default(), "-f", "json",
+                           "the cat sat").stdout)["predictions"]
         for x in p:
             self.assertEqual(a["logits"]["data"][x["id"]], x["logit"])
 
@@ -498,8 +506,8 @@ class Trace(unittest.TestCase):
         self.assertEqual(list(json.loads(r.stdout)["activations"]),
                          ["blocks.%d.attn.hook_pattern" % l for l in range(4)])
         # Several globs keep the union, in pass order.
-        r = run("trace", "--only", "logits", "--only", "hook_*", "--only", "blocks.1.attn.hook_[qk]",
-                "the cat")
+        r = run("trace", "-m", previous_default(), "--only", "logits", "--only", "hook_*",
+                "--only", "blocks.1.attn.hook_[qk]", "the cat")
         self.assertEqual(list(json.loads(r.stdout)["activations"]),
                          ["hook_embed", "hook_pos_embed", "blocks.1.attn.hook_q",
                           "blocks.1.attn.hook_k", "logits"])
@@ -539,21 +547,23 @@ class Trace(unittest.TestCase):
 class Attribute(unittest.TestCase):
     def test_default_model_parts_add_up(self):
         phrase = "the cat sat on the"
-        r = run("attribute", "-f", "json", phrase)
+        m = ["-m", previous_default()]
+        r = run("attribute", *m, "-f", "json", phrase)
         self.assertEqual(r.returncode, 0, r.stderr)
         record = json.loads(r.stdout)
         self.assertEqual(list(record), ["phrase", "tokens", "ids", "unknown", "truncated", "word",
                                         "id", "logit", "parts", "constant"])
-        top = json.loads(run("predict", "-f", "json", "-k", "2", phrase).stdout)["predictions"]
+        top = json.loads(run("predict", *m, "-f", "json", "-k", "2", phrase).stdout)["predictions"]
         self.assertEqual((record["word"], record["id"], record["logit"]),
                          (top[0]["word"], top[0]["id"], top[0]["logit"]))
         names = ["embed", "pos_embed"]
-        for l in range(1, 5):  # the default model has no attention biases
+        for l in range(1, 5):  # the model has no attention biases
             names += ["%d.attn.%d" % (l, h) for h in range(1, 5)] + ["%d.mlp" % l]
         self.assertEqual([p["name"] for p in record["parts"]], names)
         total = sum(p["value"] for p in record["parts"]) + record["constant"]
         self.assertAlmostEqual(total / record["logit"], 1, delta=1e-4)
-        second = json.loads(run("attribute", "-f", "json", "--word", top[1]["word"], phrase).stdout)
+        second = json.loads(run("attribute", *m, "-f", "json", "--word", top[1]["word"],
+                                phrase).stdout)
         self.assertEqual((second["word"], second["id"], second["logit"]),
                          (top[1]["word"], top[1]["id"], top[1]["logit"]))
         total = sum(p["value"] for p in second["parts"]) + second["constant"]

@@ -8,7 +8,7 @@ must be byte for byte what one nextword process writes for the whole file.
 - On this machine: `parallel --pipe -k` (blocks of 1k and 4k, -N 7 and
   -N 64 lines, 2 and 3 jobs) and `parallel --pipepart -a FILE` (blocks of 1k,
   and --block -3: three parts per job slot), over 400 random phrases drawn
-  from the default model's vocabulary (1 to 80 words, some unknown, some
+  from the default model's vocabulary (1 to 200 words, some unknown, some
   past max_len), over 1,000 more, and over 40 of them one and two a job;
   every job runs with --threads 1, the one process with the defaults (every
   core, the default --batch). The formats that print full precision (JSON:
@@ -88,13 +88,13 @@ def vocabulary():
 
 def phrases(rng, words, count):
     """`count` phrases of vocabulary words: most short, one in a hundred
-    past max_len (64 tokens, the bos_token included), one word in 25 not in
+    past max_len (128 tokens, the bos_token included), one word in 25 not in
     the vocabulary, every phrase ending in one that is."""
     lines = []
     for _ in range(count):
         r = rng.random()
         n = (rng.randint(1, 12) if r < 0.85 else rng.randint(13, 40) if r < 0.99
-             else rng.randint(60, 80))
+             else rng.randint(140, 200))
         line = [rng.choice(words) for _ in range(n)]
         for i in range(n):
             if rng.random() < 0.04 and i != n - 1:

@@ -244,11 +244,12 @@ class Pictures(unittest.TestCase):
         self.assertNotIn("\x1b[", run("attention", "-f", "text", "--color", "always", "once upon",
                                       env={"NO_COLOR": "1"}).stdout.split("\n")[0])
         head = run("attention", "-f", "text", "--layer", "2", "--head", "3", "once upon a").stdout
-        self.assertIn("layer 2 of 4, head 3 of 4", head)
-        for bad in (["--layer", "5"], ["--head", "0"], ["--layer", "x"]):
+        self.assertIn("layer 2 of 4, head 3 of 6", head)  # the default model: 4 layers of 6 heads
+        for bad, count in ((["--layer", "5"], 4), (["--head", "0"], 6), (["--head", "7"], 6),
+                           (["--layer", "x"], 4)):
             r = run("attention", "-f", "text", *bad, "once")
             self.assertEqual(r.returncode, USAGE, bad)
-            self.assertIn("is not \"mean\" or a number from 1 to 4", r.stderr)
+            self.assertIn(f"{bad[1]} is not \"mean\" or a number from 1 to {count}", r.stderr)
 
     def test_svg_is_well_formed_with_a_cell_per_pair(self):
         import xml.etree.ElementTree as ET
@@ -276,7 +277,7 @@ class Pictures(unittest.TestCase):
         self.assertEqual(record["tokens"], ["<bos>", "once", "upon", "a"])
         attention = record["attention"]  # [layer][batch][head][query][key]
         self.assertEqual((len(attention), len(attention[0]), len(attention[0][0]),
-                          len(attention[0][0][0]), len(attention[0][0][0][0])), (4, 1, 4, 4, 4))
+                          len(attention[0][0][0]), len(attention[0][0][0][0])), (4, 1, 6, 4, 4))
         for row in attention[2][0][1]:
             self.assertAlmostEqual(sum(row), 1.0, places=5)
 
@@ -293,7 +294,7 @@ class Pictures(unittest.TestCase):
     def test_explain(self):
         r = run("predict", "--explain", "lily and her mom went to the")
         lines = r.stdout.splitlines()
-        self.assertTrue(lines[0].startswith("park "))
+        self.assertEqual(lines[0], run("predict", "lily and her mom went to the").stdout.rstrip("\n"))
         self.assertEqual(len(lines), 5)  # one line per layer
         self.assertRegex(lines[1], r'^  layer 1: "the" looked most at .+ \(\d+%\)')
         record = json.loads(run("predict", "--explain", "-f", "json", "once upon a").stdout)

@@ -13,7 +13,8 @@ data/default (phrases with an unknown word, one longer than max_len), each
 run through the four commands in JSON and compared with the reference
 computed now. --fixtures: the expectations committed in tests/fixtures/inspect
 (written by --write-fixtures from the reference, for 8 of tests/fixtures/
-parity's models and for the default model); this comparison is plain Python,
+parity's models, for the default model and for the one before issue 24,
+tests/fixtures/previous-default); this comparison is plain Python,
 any python3 runs it. Each also checks: lens's last step at the last position
 against `predict -f json -k K --batch 1` (exact: words and the very same
 float32 values), score --document's perplexity against `eval -f json`'s, and
@@ -67,20 +68,25 @@ import random_models  # noqa: E402  (standard library only)
 
 TOL = 1e-4
 DEFAULT_SEED, DEFAULT_MODELS = 2000, 24  # live: seeds 2000..2023 cover every flag
-# Fixture models: a subset of tests/fixtures/parity covering every flag.
-FIXTURE_MODELS = [0, 2, 3, 6, 9, 13, 19, 31]
+# Fixture models: a subset of tests/fixtures/parity covering every flag (43:
+# rope, rmsnorm and swiglu).
+FIXTURE_MODELS = [0, 2, 3, 6, 9, 13, 19, 31, 43]
 DEFAULT_MODEL = "data/default"
+# The default model before issue 24 (learned positions, layernorm, GELU,
+# context 64), kept as a regression fixture with the default's cases.
+PREVIOUS_DEFAULT = "tests/fixtures/previous-default"
 DEFAULT_PHRASES = [
     "once upon a time",
     "The little girl saw a zebrafoo in the park",
     "Lily and Tom were best friends. They liked to play",
 ]
-DEFAULT_LONG = (
+DEFAULT_STORY = (
     "Once upon a time, there was a little girl named Lily. She loved to play outside "
     "in the sun. One day, she saw a big red ball in the park. She ran to the ball and "
     "picked it up. Then a boy came and said, \"That is my ball!\" Lily was sad, but she "
     "gave the ball back to the boy. The boy smiled and said, \"Thank you! Do you want "
     "to play with me?\" Lily was happy and they played all day.")
+DEFAULT_LONG = " ".join([DEFAULT_STORY] * 2)  # 203 tokens with bos: past a max_len of 128
 DEFAULT_DOCUMENT = (
     "Once upon a time, there was a little dog named Max. Max liked to run.\n"
     "He ran to the park every day.\n\n"
@@ -717,7 +723,8 @@ def write_fixtures():
     names = sorted(os.listdir(parity))
     for index in FIXTURE_MODELS:
         name = [n for n in names if n.startswith("%02d-" % index)][0]
-        config, tensors, words, phrases = random_models.random_model(index)
+        # make_fixtures.py draws models 32 on with issue 24's options (modern).
+        config, tensors, words, phrases = random_models.random_model(index, modern=index >= 32)
         configs.append(config)
         cases, document = plan_random(index, config, words, phrases, "", fixtures=True)
         # Each model's document sits beside its expectations.
@@ -730,8 +737,9 @@ def write_fixtures():
     missing = flags_missing(configs)
     if missing:
         sys.exit("FIXTURE_MODELS do not cover: " + ", ".join(missing))
-    cases, _ = plan_default(relative_fixtures, fixtures=True)
-    todo.append(("default", DEFAULT_MODEL, cases, None, None))
+    for name, model_dir in (("default", DEFAULT_MODEL), ("previous-default", PREVIOUS_DEFAULT)):
+        cases, _ = plan_default(relative_fixtures, fixtures=True)
+        todo.append((name, model_dir, cases, None, None))
     cwd = os.getcwd()
     os.chdir(REPO)  # the document paths are relative to the repository
     try:

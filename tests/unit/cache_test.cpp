@@ -1,7 +1,7 @@
 // The key/value cache (transformer/cache.h): a text run word by word, or a
 // few words at a time, through the cache gives the same bits as a full pass
 // over the whole text, for every causal fixture model (each positional,
-// norm and activation of format v1) and the default model.
+// norm and activation of format v1), the default model and the one before it.
 #include "transformer/cache.h"
 
 #include <algorithm>
@@ -33,6 +33,8 @@ std::vector<Model> causal_models() {
   }
   models.push_back(
       load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/default")));
+  models.push_back(load_model(
+      ModelPaths::in_directory(std::string(NEXTWORD_FIXTURE_DIR) + "/previous-default")));
   return models;
 }
 
