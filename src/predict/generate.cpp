@@ -46,15 +46,15 @@ int choose_next(const Model& model, const float* logits, const GenerateOptions& 
 
 // Each word extends the context by one token, which Predictor::next_logits
 // runs alone through its key/value cache (transformer/cache.h), with the
-// same bits as a pass over the whole context, so greedy generation stays the
-// top-1 of `predict`, word for word. Past max_len the window slides: the
-// first token goes, every position changes, and the whole window runs again,
-// as `predict` would run that window.
+// same bits as a pass over the whole window. Up to max_len tokens greedy
+// generation is so the top-1 of `predict`, word for word. Past max_len the
+// window is encode_growing's (growing_window): it moves once a sentence, and
+// the cache serves every word in between.
 std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& o) {
   const Model& model = predictor.model();
   std::vector<int> words;
   for (int step = 0; step < o.max_words; ++step) {
-    const float* logits = predictor.next_logits(input).data();
+    const float* logits = predictor.next_logits(growing_window(model, input)).data();
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
         uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
@@ -62,10 +62,6 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
     words.push_back(id);
     input.ids.push_back(id);
     input.tokens.push_back(model.vocab.word(id));
-    if (input.ids.size() > static_cast<size_t>(model.config.max_len)) {
-      input.ids.erase(input.ids.begin());
-      input.tokens.erase(input.tokens.begin());
-    }
   }
   return words;
 }

@@ -20,8 +20,9 @@ struct GenerateOptions {
   uint64_t seed = 0;
 };
 
-// The ids of the words that follow `input`, max_words of them. The context
-// keeps its last max_len tokens as it grows.
+// The ids of the words that follow `input`, max_words of them. Past max_len
+// the context is encode_growing's window (predictor.h), which moves once a
+// sentence.
 std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& options);
 
 // The id chosen from next-word logits with these options, among the words

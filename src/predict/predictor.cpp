@@ -60,19 +60,41 @@ Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns) {
   return e;
 }
 
-Encoded encode_growing(const Model& model, std::string_view text) {
-  Encoded e = encode(model, text, Unknowns::kAllow);
-  if (!e.truncated) return e;
+namespace {
+
+// The cut of encode_growing, on a window already cut to its last max_len tokens.
+void start_after_sentence_end(const Model& model, Encoded& e) {
   const size_t half = e.tokens.size() / 2;
   size_t cut = 1;
   while (cut <= half && !ends_sentence(e.tokens[cut - 1])) ++cut;
-  if (cut > half) return e;
-  // e.unknown lists the window's unknown words in order: drop the cut ones.
+  if (cut > half) return;
+  // e.unknown lists the window's unknown words in order (none in
+  // growing_window's): drop the cut ones.
   const auto unknown_cut =
-      std::count(e.ids.begin(), e.ids.begin() + static_cast<long>(cut), model.unk_id);
+      std::min(std::count(e.ids.begin(), e.ids.begin() + static_cast<long>(cut), model.unk_id),
+               static_cast<long>(e.unknown.size()));
   e.unknown.erase(e.unknown.begin(), e.unknown.begin() + unknown_cut);
   e.tokens.erase(e.tokens.begin(), e.tokens.begin() + static_cast<long>(cut));
   e.ids.erase(e.ids.begin(), e.ids.begin() + static_cast<long>(cut));
+}
+
+}  // namespace
+
+Encoded encode_growing(const Model& model, std::string_view text) {
+  Encoded e = encode(model, text, Unknowns::kAllow);
+  if (e.truncated) start_after_sentence_end(model, e);
+  return e;
+}
+
+Encoded growing_window(const Model& model, const Encoded& text) {
+  const size_t max_len = static_cast<size_t>(model.config.max_len);
+  if (text.ids.size() <= max_len) return text;
+  const long from = static_cast<long>(text.ids.size() - max_len);
+  Encoded e;
+  e.tokens.assign(text.tokens.begin() + from, text.tokens.end());
+  e.ids.assign(text.ids.begin() + from, text.ids.end());
+  e.truncated = true;
+  start_after_sentence_end(model, e);
   return e;
 }
 

@@ -53,6 +53,9 @@ Encoded encode(const Model& model, std::string_view phrase, Unknowns unknowns = 
 // sentence and the key/value cache serves every word in between; with no
 // such sentence end, the last max_len tokens, as encode.
 Encoded encode_growing(const Model& model, std::string_view text);
+// encode_growing's window of a text held as tokens (`generate`'s, which
+// grows by the words it chooses): the same rule over the last max_len of them.
+Encoded growing_window(const Model& model, const Encoded& text);
 // Every token of a text, bos first (when the model has one): nothing is cut
 // and any text is taken, even one of unknown words or none. What `score` reads.
 Encoded encode_text(const Model& model, std::string_view text);

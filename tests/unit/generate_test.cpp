@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "encoded_input.h"
+#include "model/model_file.h"
 #include "test_models.h"
+#include "text/words.h"
 
 using namespace nextword;
 using testing::encoded;
@@ -44,12 +46,12 @@ TEST_CASE("generation is greedy at temperature 0 and repeatable with a seed", "[
   GenerateOptions o;
   o.max_words = 12;  // more than max_len: the context slides
   const std::vector<int> greedy = generate(predictor, encoded(m, {1, 3}), o);
-  // Greedy is the top-1 prediction, step after step.
-  std::vector<int> context{1, 3};
+  // Greedy is the top-1 prediction of the growing window, step after step.
+  Encoded text = encoded(m, {1, 3});
   for (int id : greedy) {
-    CHECK(predictor.predict(encoded(m, context), 1).top[0].id == id);
-    context.push_back(id);
-    if (context.size() > static_cast<size_t>(m.config.max_len)) context.erase(context.begin());
+    CHECK(predictor.predict(growing_window(m, text), 1).top[0].id == id);
+    text.ids.push_back(id);
+    text.tokens.push_back(m.vocab.word(id));
   }
   o.temperature = 1.5f;
   o.seed = 7;
@@ -57,4 +59,35 @@ TEST_CASE("generation is greedy at temperature 0 and repeatable with a seed", "[
   CHECK(generate(predictor, encoded(m, {1, 3}), o) == a);
   o.seed = 8;
   CHECK(generate(predictor, encoded(m, {1, 3}), o) != a);
+}
+
+TEST_CASE("past max_len generation reads the window that moves once a sentence", "[generate]") {
+  const Model m = load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/default"));
+  Predictor predictor(m);
+  GenerateOptions o;
+  o.max_words = 200;
+  Encoded text = encode(m, "once upon a time , there was a little girl named lily .");
+  const std::vector<int> greedy = generate(predictor, text, o);
+  const size_t max_len = static_cast<size_t>(m.config.max_len);
+  size_t moves = 0, previous_start = 0;
+  for (int id : greedy) {
+    const Encoded window = growing_window(m, text);
+    // The same word as a full pass over the window (the cache's bits), ...
+    CHECK(predictor.predict(window, 1).top[0].id == id);
+    const size_t start = text.ids.size() - window.ids.size();
+    CHECK(std::equal(window.ids.begin(), window.ids.end(), text.ids.begin() + start));
+    if (text.ids.size() > max_len) {
+      // ... past max_len at least half of it, from just after a sentence end.
+      CHECK(window.ids.size() <= max_len);
+      CHECK(window.ids.size() >= max_len - max_len / 2);
+      if (window.ids.size() < max_len) CHECK(ends_sentence(text.tokens[start - 1]));
+    }
+    if (start != previous_start) ++moves;
+    previous_start = start;
+    text.ids.push_back(id);
+    text.tokens.push_back(m.vocab.word(id));
+  }
+  REQUIRE(text.ids.size() > max_len + 60);
+  CHECK(moves > 0);
+  CHECK(moves < 20);  // once a sentence, not once a word (60+ words past max_len)
 }
