@@ -204,6 +204,7 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const float* x = result.weights.data(i);
     const auto n = static_cast<size_t>(entries[i].spec->size());
+    if (all_finite(x, n)) continue;
     for (size_t j = 0; j < n; ++j) {
       if (!std::isfinite(x[j])) {
         throw model_error(path, entries[i].spec->name,

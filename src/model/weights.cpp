@@ -1,6 +1,8 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <set>
@@ -227,6 +229,15 @@ void Weights::bind_views(const Config& config) {
     }
   });
   if (config.tied_classifier) classifier = embedding;
+}
+
+bool all_finite(const float* x, size_t n) {
+  uint32_t inf_or_nan = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto bits = std::bit_cast<uint32_t>(x[i]);
+    inf_or_nan |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return inf_or_nan == 0;
 }
 
 }  // namespace nextword

@@ -135,4 +135,9 @@ class Weights {
   std::shared_ptr<const void> owner_;  // keeps mapped tensors alive
 };
 
+// Whether n floats are all finite (no inf, no NaN). It tests the exponent
+// bits of every value, with no early exit, so it runs as vector code: the
+// readers check every tensor of a file at every start.
+bool all_finite(const float* x, size_t n);
+
 }  // namespace nextword

@@ -49,12 +49,6 @@ json small_value(const Node& node, const std::string& file, const std::string& f
   return json_scan::parse_small(node.text, file, field);
 }
 
-bool all_finite(const float* x, size_t n) {
-  bool finite = true;
-  for (size_t i = 0; i < n; ++i) finite &= std::isfinite(x[i]);
-  return finite;
-}
-
 // Reads one {"shape", "data"} or {"shape", "dtype": "f32", "b64"} tensor from
 // its skeleton, each rule stated once: a tensor that breaks one throws the
 // message naming its field, in the order a reader of the whole tensor meets
