@@ -19,9 +19,10 @@
 namespace nextword {
 namespace {
 
-constexpr int kRowBlock = 4;      // rows that share each loaded row of B
-constexpr int kColumnBlock = 64;  // columns of C kept in the accumulators
-constexpr int kDotLanes = 16;     // partial sums of a dot product
+constexpr int kRowBlock = 4;          // rows that share each loaded row of B
+constexpr int kColumnBlock = 64;      // columns of C kept in the accumulators
+constexpr int kDotLanes = 16;         // partial sums of a dot product
+constexpr int kStreamColumns = 1024;  // stream_nn: kRowBlock rows of C fit in L1 (16 KiB)
 
 // Rows [i, i + rows) and columns [j, j + width) of C = A B, rows <= kRowBlock,
 // width <= kColumnBlock.
@@ -49,6 +50,25 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void block_nn(int rows, int width, int 
   for (int r = 0; r < rows; ++r) std::copy_n(acc[r], width, C + area(r, ldc));
 }
 
+// Rows [0, rows) of C = A B, rows <= kRowBlock, all N columns at once: each
+// row of B is read once, front to back, while C's rows stay in L1. For a few
+// rows (a phrase, a word added to the key/value cache) the weights come cold
+// from memory, and this order streams them where block_nn's column blocks
+// jump a row of B at every step. Each element is the same sum as there.
+NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void stream_nn(int rows, int N, int K, const float* A,
+                                                        int lda, const float* B, int ldb, float* C,
+                                                        int ldc) {
+  for (int r = 0; r < rows; ++r) std::fill_n(C + area(r, ldc), N, 0.0f);
+  for (int k = 0; k < K; ++k) {
+    const float* b = B + area(k, ldb);
+    for (int r = 0; r < rows; ++r) {
+      const float a = A[area(r, lda) + static_cast<size_t>(k)];
+      float* c = C + area(r, ldc);
+      for (int j = 0; j < N; ++j) c[j] += a * b[j];
+    }
+  }
+}
+
 // One dot product of n floats, in kDotLanes lanes then a fixed order.
 NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES float dot(const float* a, const float* b, int n) {
   float lane[kDotLanes] = {};
@@ -67,6 +87,10 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES float dot(const float* a, const float* 
 
 void row_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
                  int ldc) {
+  if (M <= kRowBlock && N <= kStreamColumns) {
+    stream_nn(M, N, K, A, lda, B, ldb, C, ldc);
+    return;
+  }
   for (int i = 0; i < M; i += kRowBlock) {
     const int rows = std::min(kRowBlock, M - i);
     for (int j = 0; j < N; j += kColumnBlock) {

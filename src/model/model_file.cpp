@@ -52,7 +52,6 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
 
 Model load_model(const ModelPaths& paths) {
   WeightsFile w = read_weights(paths.weights);
-  w.weights.fuse_qkv(w.config);  // the values are final: predict with one QKV product
   const std::string& wf = paths.weights;
   const auto vocab_start = [](const std::string& file, std::string_view first) {
     check_json_start(file, first, "[{");

@@ -105,8 +105,10 @@ class Weights {
   bool owns_storage() const { return owner_ == nullptr; }
 
   // Copies each layer's W_q, W_k, W_v (and biases) side by side into
-  // LayerWeights::w_qkv (b_qkv), for prediction. load_model calls it once
-  // the values are final; training does not use it.
+  // LayerWeights::w_qkv (b_qkv), for one QKV product instead of three. Worth
+  // it under Threading::kBlas only (training's teacher): under kRows each
+  // product element is the same sum either way, and prediction would pay for
+  // the copy (1.8 MB on the default model) in every process.
   void fuse_qkv(const Config& config);
 
   const float* embedding = nullptr;          // E [V, d]

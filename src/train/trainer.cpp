@@ -153,6 +153,9 @@ void load_teacher(Run& run) {
   const std::string& dir = run.options.teacher;
   if (dir.empty()) return;
   run.teacher = load_model(ModelPaths::in_directory(dir));
+  // Its forward passes run under Threading::kBlas, where one wide QKV product
+  // beats three narrow ones.
+  run.teacher->weights.fuse_qkv(run.teacher->config);
   const Model &t = *run.teacher, &m = run.model;
   const std::string at = "train: --teacher " + dir + ": ";
   if (t.vocab.size() != m.vocab.size()) {

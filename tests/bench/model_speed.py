@@ -3,11 +3,14 @@
 model (issue 24) against the model it replaces.
 
     python3 tests/bench/model_speed.py build/nextword OLD_MODEL_DIR NEW_MODEL_DIR
-        [--text FILE] [--words 2000] [--rounds 5] [--json OUT]
+        [--old-nextword OLD_BINARY] [--text FILE] [--words 2000] [--rounds 5] [--json OUT]
 
 Every figure is taken in alternating rounds (old, new, old, new, ...), so
 that the noise of a shared machine falls on both alike, and reported as
-old, new and new/old of the medians:
+old, new and new/old of the medians. The old model runs on --old-nextword
+when given (a build of the commit that shipped it: what a user had), else on
+the same binary as the new one; one phrase is timed for the old model on the
+new binary as well, so both comparisons show.
 
   - one phrase as a whole process (`predict "once upon a"`: start, load,
     predict, print), ms;
@@ -23,7 +26,7 @@ old, new and new/old of the medians:
   - `score -f tsv` of the same text as a whole process: words/s.
 
 The goals (issue 24) are printed with the figures: one phrase no slower than
-the old model, generate at least 1,000 words/s, p90 per keystroke at most
+the old model (on --old-nextword when given), generate at least 1,000 words/s, p90 per keystroke at most
 1 ms.
 """
 import argparse
@@ -50,6 +53,7 @@ def main():
     parser.add_argument("nextword")
     parser.add_argument("old")
     parser.add_argument("new")
+    parser.add_argument("--old-nextword", help="the binary the old model runs on (default: NEXTWORD)")
     parser.add_argument("--text", help="text to type and score (default: the development split)")
     parser.add_argument("--corpus", default=os.path.join(REPO, "..", "shared", "corpus"))
     parser.add_argument("--words", type=int, default=2000)
@@ -58,6 +62,7 @@ def main():
     args = parser.parse_args()
     nextword = os.path.abspath(args.nextword)
     models = {"old": os.path.abspath(args.old), "new": os.path.abspath(args.new)}
+    binaries = {"old": os.path.abspath(args.old_nextword or args.nextword), "new": nextword}
 
     tmp = tempfile.TemporaryDirectory()
     source = args.text or development_split(args.corpus, tmp.name)
@@ -72,11 +77,19 @@ def main():
     def add(name, figure, value):
         figures[name].setdefault(figure, []).append(value)
 
+    def one_phrase(binary, model):
+        return 1e3 * timed([binary, "predict", "-m", model, "-f", "tsv", "once upon a"])[0]
+
     for _ in range(args.rounds):
         for name, model in models.items():
+            nextword = binaries[name]
             for _ in range(8):
-                add(name, "one phrase ms", 1e3 * timed(
-                    [nextword, "predict", "-m", model, "-f", "tsv", "once upon a"])[0])
+                add(name, "one phrase ms", one_phrase(nextword, model))
+                if args.old_nextword and name == "new":
+                    # The old model on this build, beside the new one.
+                    figure = "one phrase ms, old model, old|new binary"
+                    add("old", figure, one_phrase(binaries["old"], models["old"]))
+                    add("new", figure, one_phrase(nextword, models["old"]))
             seconds, out, _ = timed([nextword, "generate", "-m", model, "-n", "200", "once upon a"])
             add(name, "generate -n 200 words/s", 200 / seconds)
             for label, flags in (("", []), (" --learn --no-repeat", ["--learn", "--no-repeat"])):
@@ -95,7 +108,10 @@ def main():
 
     print("machine   %s; %d rounds, alternating; typed %s (%d words)"
           % (machine(), args.rounds, source, args.words))
-    print("old       %s\nnew       %s" % (models["old"], models["new"]))
+    print("old       %s on %s\nnew       %s on %s"
+          % (models["old"], binaries["old"], models["new"], binaries["new"]))
+    if args.old_nextword:
+        print("(one phrase ms, old model, old|new binary: the old model on either binary)")
     results = old_new_table(figures, 40, 3)
     goals = {
         "one phrase no slower than the old model": results["one phrase ms"]["ratio"] <= 1.0,
