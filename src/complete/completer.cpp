@@ -118,10 +118,25 @@ void Completer::rank_context(std::string_view tail) {
     ranked_words_.push_back({model_part + cache_part, static_cast<int>(i),
                              cache_part > model_part ? Source::kHistory : Source::kModel});
   }
-  std::sort(ranked_words_.begin(), ranked_words_.end(), [](const Ranked& a, const Ranked& b) {
-    return a.probability != b.probability ? a.probability > b.probability
-                                          : a.candidate < b.candidate;
-  });
+  // Only the best few are needed at a word start, the keystroke that waits
+  // for the forward pass: sort those now, the rest when a prefix reaches them.
+  sorted_ = std::min(kFirstSorted, ranked_words_.size());
+  std::partial_sort(ranked_words_.begin(),
+                    ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_),
+                    ranked_words_.end(), better);
+}
+
+bool Completer::better(const Ranked& a, const Ranked& b) {
+  return a.probability != b.probability ? a.probability > b.probability : a.candidate < b.candidate;
+}
+
+const Completer::Ranked& Completer::ranked(size_t i) {
+  if (i >= sorted_) {
+    std::sort(ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_), ranked_words_.end(),
+              better);
+    sorted_ = ranked_words_.size();
+  }
+  return ranked_words_[i];
 }
 
 void Completer::track_offered(std::string_view tail, const std::string& prefix_key) {
@@ -154,7 +169,8 @@ Completion Completer::complete(std::string_view text) {
     return out.suggestions.size() >= k;
   };
   if (k == 0) return out;
-  for (const Ranked& r : ranked_words_) {
+  for (size_t i = 0; i < ranked_words_.size(); ++i) {
+    const Ranked& r = ranked(i);
     if (offer(r.candidate, r.probability, r.source)) return out;
   }
   // Too few: the lexicon's words outside the vocabulary, most frequent first

@@ -93,6 +93,13 @@ class Completer {
     Source source;
   };
 
+  // Best first: the higher probability, then the lower candidate index.
+  static bool better(const Ranked& a, const Ranked& b);
+  // ranked_words_[i] in that order, sorting the rest of them on first use.
+  const Ranked& ranked(size_t i);
+  // How many of ranked_words_ rank_context sorts at once.
+  static constexpr size_t kFirstSorted = 64;
+
   int candidate_for(const std::string& key, std::string_view word);
   // Ranks every candidate for `tail` (a forward pass), unless it is the
   // context ranked last.
@@ -120,7 +127,8 @@ class Completer {
   bool ranked_ = false;
   std::string ranked_tail_;
   double p_unk_ = 0;
-  std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first
+  std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first ...
+  size_t sorted_ = 0;                 // ... up to here; the rest unordered until needed
   std::vector<double> cache_p_;       // per candidate: p_cache
   bool learned_since_ranked_ = false;
 
