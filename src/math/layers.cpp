@@ -57,34 +57,6 @@ void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A,
   }
 }
 
-// e^x in float32 with a relative error of about 1e-7 (Cephes' expf: x = n
-// ln 2 + r, a degree-6 polynomial for e^r, then 2^n from its exponent bits);
-// 0 below -87, where e^x is under float's smallest normal, and infinity
-// above 88.72, where it overflows (in between, e^88). Unlike std::exp it has
-// no calls or branches, so loops of it vectorize (built with
-// -fno-trapping-math, see CMakeLists.txt): the tanh in GELU took a third of a
-// batched forward pass with std::tanh.
-inline float fast_exp(float x_in) {
-  float x = x_in < -87.0f ? -87.0f : x_in;  // so that 2^n stays a normal float
-  x = x > 88.0f ? 88.0f : x;
-  // n = round(x / ln 2): adding 1.5 * 2^23 leaves n in the low mantissa bits.
-  const float shifted = x * 1.44269504088896341f + 12582912.0f;
-  const float n = shifted - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r -= n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float e = p * r * r + r + 1.0f;
-  const uint32_t bits = (std::bit_cast<uint32_t>(shifted) - 0x4B400000u + 127u) << 23;
-  const float value =
-      x_in > 88.72f ? std::numeric_limits<float>::infinity() : e * std::bit_cast<float>(bits);
-  return x_in < -87.0f ? 0.0f : value;
-}
-
 // 0.5 v (1 + tanh(u)) = v / (1 + e^(-2u)), the GELU with one exp.
 NEXTWORD_VECTOR_CLONES void gelu_block(float* x, size_t n, float c, float cubic) {
   for (size_t i = 0; i < n; ++i) {
