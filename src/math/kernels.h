@@ -5,6 +5,7 @@
 // Inline, so that the vectorized clones of layers.cpp inline them too.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -53,6 +54,17 @@ inline float fast_exp(float x_in) {
   const float value =
       x_in > 88.72f ? std::numeric_limits<float>::infinity() : e * std::bit_cast<float>(bits);
   return x_in < -87.0f ? 0.0f : value;
+}
+
+// Runs block(at, count) over [0, n) in pieces of 4,096 elements, spread over
+// the threads when there are at least kParallelElements: the element loops'
+// vectorized clones are called per piece, outside OpenMP's outlined loop.
+template <class Block>
+void for_element_blocks(size_t n, Block block) {
+  constexpr size_t kBlock = 4096;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (size_t b = 0; b < blocks; ++b) block(b * kBlock, std::min(kBlock, n - b * kBlock));
 }
 
 // gelu(v) = 0.5 v (1 + tanh(kGeluC (v + kGeluCubic v^3)))

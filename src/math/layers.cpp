@@ -157,13 +157,8 @@ void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, in
 }
 
 void swiglu_forward(float* H, const float* G, const float* U, size_t n) {
-  constexpr size_t kBlock = 4096;
-  const size_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-  for (size_t b = 0; b < blocks; ++b) {
-    const size_t at = b * kBlock;
-    swiglu_block(H + at, G + at, U + at, std::min(kBlock, n - at));
-  }
+  for_element_blocks(n,
+                     [&](size_t at, size_t count) { swiglu_block(H + at, G + at, U + at, count); });
 }
 
 NEXTWORD_VECTOR_CLONES double log_sum_exp(const float* x, int n) {
@@ -268,12 +263,8 @@ void attention_extend(float* heads, const float* Q, int ld_q, const float* K, in
 }
 
 void gelu_forward(float* x, size_t n) {
-  constexpr size_t kBlock = 4096;
-  const size_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-  for (size_t b = 0; b < blocks; ++b) {
-    gelu_block(x + b * kBlock, std::min(kBlock, n - b * kBlock), kGeluC, kGeluCubic);
-  }
+  for_element_blocks(
+      n, [&](size_t at, size_t count) { gelu_block(x + at, count, kGeluC, kGeluCubic); });
 }
 
 void relu_forward(float* x, size_t n) {

@@ -185,13 +185,8 @@ NEXTWORD_VECTOR_CLONES void gelu_backward_block(float* dx, const float* x, const
 }  // namespace
 
 void gelu_backward(float* dx, const float* x, const float* dy, size_t n) {
-  constexpr size_t kBlock = 4096;
-  const size_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-  for (size_t b = 0; b < blocks; ++b) {
-    const size_t at = b * kBlock;
-    gelu_backward_block(dx + at, x + at, dy + at, std::min(kBlock, n - at));
-  }
+  for_element_blocks(
+      n, [&](size_t at, size_t count) { gelu_backward_block(dx + at, x + at, dy + at, count); });
 }
 
 void relu_backward(float* dx, const float* x, const float* dy, size_t n) {
