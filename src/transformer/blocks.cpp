@@ -102,6 +102,7 @@ void embed_backward(const Gradients& G, const Model& model, const float* dX, con
 
 void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights& w, int N) {
   const int d = c.d_model, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v, ld = 2 * qk + v;
+  if (N == 0) return;  // no rows: QKV may be an empty buffer's null, with no columns to offset
   if (w.w_qkv != nullptr) {
     matmul_forward(QKV, U, w.w_qkv, w.b_qkv, N, d, ld);
   } else {
