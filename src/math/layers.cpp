@@ -78,6 +78,21 @@ NEXTWORD_VECTOR_CLONES void swiglu_block(float* H, const float* G, const float* 
   }
 }
 
+// Elements [at, at + n) of a dropout mask, given `base` = the mask's base ^
+// at (for_element_blocks' pieces start at multiples of 4,096 and are no
+// longer, so at + i = at ^ i): u = the top 24 of splitmix64(base ^ i)'s bits
+// / 2^24, in [0, 1); dropped where u < p. The 24 bits go through int32 on their way to
+// float (exact either way) because a vector unsigned 64-bit conversion needs
+// AVX512DQ: so the AVX-512 and AVX2 clones vectorize the whole loop.
+NEXTWORD_VECTOR_CLONES void dropout_block(float* mask, size_t n, uint64_t base, float p,
+                                          float keep) {
+  for (size_t i = 0; i < n; ++i) {
+    const auto bits = static_cast<int32_t>(splitmix64(base ^ i) >> 40);
+    const float u = static_cast<float>(bits) * 0x1p-24f;
+    mask[i] = u < p ? 0.0f : keep;
+  }
+}
+
 NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float* weight,
                                           const float* bias, int d, float eps) {
   const auto [mean, rstd] = row_statistics(x, d, eps);
@@ -292,11 +307,8 @@ void classifier_forward(float* logits, const float* Z, const float* C, const flo
 void dropout_mask(float* mask, size_t n, float p, uint64_t seed) {
   const float keep = 1.0f / (1.0f - p);
   const uint64_t base = splitmix64(seed);
-#pragma omp parallel for schedule(static) if (n >= kParallelElements)
-  for (size_t i = 0; i < n; ++i) {
-    const float u = static_cast<float>(splitmix64(base ^ i) >> 40) * 0x1p-24f;  // [0, 1)
-    mask[i] = u < p ? 0.0f : keep;
-  }
+  for_element_blocks(
+      n, [&](size_t at, size_t count) { dropout_block(mask + at, count, base ^ at, p, keep); });
 }
 
 void dropout_forward(float* x, const float* mask, size_t n) {

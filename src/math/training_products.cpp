@@ -17,6 +17,7 @@
 #include <tuple>
 #endif
 
+#include "math/kernels.h"
 #include "math/layers.h"
 
 namespace nextword {
@@ -34,21 +35,22 @@ void sgemm(bool transpose_a, bool transpose_b, int M, int N, int K, const float*
 using dnnl::memory;
 
 // bfloat16 of x, rounded to nearest even (every value training sees is finite).
-uint16_t bfloat16_of(float x) {
+inline uint16_t bfloat16_of(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
   bits += 0x7FFFu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>(bits >> 16);
 }
 
+// One row: integer arithmetic only, so every clone gives the same bits.
+NEXTWORD_VECTOR_CLONES void bfloat16_row(uint16_t* dst, const float* row, int cols) {
+  for (int c = 0; c < cols; ++c) dst[c] = bfloat16_of(row[c]);
+}
+
 // rows x cols of a row-major matrix (ld floats apart) into packed bfloat16.
 void to_bfloat16(std::vector<uint16_t>& out, const float* in, int rows, int cols, int ld) {
   out.resize(area(rows, cols));
-  for (int r = 0; r < rows; ++r) {
-    const float* row = in + area(r, ld);
-    uint16_t* dst = out.data() + area(r, cols);
-    for (int c = 0; c < cols; ++c) dst[c] = bfloat16_of(row[c]);
-  }
+  for (int r = 0; r < rows; ++r) bfloat16_row(out.data() + area(r, cols), in + area(r, ld), cols);
 }
 
 // One matmul primitive per shape, made once per thread (training's shapes

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "base/random.h"
 #include "base/threading.h"
 #include "math/training_products.h"
 
@@ -364,4 +365,30 @@ TEST_CASE("training's products in bf16 stay within bfloat16's rounding of float3
       }
     }
   }
+}
+
+TEST_CASE(
+    "dropout masks: element i is dropped where splitmix64(splitmix64(seed) ^ i)'s top 24 bits / "
+    "2^24 < p") {
+  // Several of the vectorized pieces (4,096 elements) and a ragged end, on
+  // one thread and on two: each element as the formula computes it alone.
+  const size_t n = 9 * 4096 + 17;  // past kParallelElements: the threads share the pieces
+  const float p = 0.2f, keep = 1.0f / (1.0f - p);
+  const uint64_t seed = 0x1234abcd;
+  std::vector<float> expected(n);
+  size_t dropped = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t bits = splitmix64(splitmix64(seed) ^ i) >> 40;
+    expected[i] = static_cast<double>(bits) / 16777216.0 < p ? 0.0f : keep;
+    dropped += expected[i] == 0.0f;
+  }
+  CHECK(dropped > n / 6);
+  CHECK(dropped < n / 4);
+  for (int threads : {1, 2}) {
+    set_threading(Threading::kRows, threads);
+    std::vector<float> mask(n, -1.0f);
+    dropout_mask(mask.data(), n, p, seed);
+    CHECK(std::memcmp(mask.data(), expected.data(), n * sizeof(float)) == 0);
+  }
+  set_threading(Threading::kRows, 1);
 }
