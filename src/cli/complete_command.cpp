@@ -66,7 +66,10 @@ struct CompleteCommand {
 CLI::App* add_complete_command(CLI::App& app, std::function<int()>& run) {
   return add_command<CompleteCommand>(
       app, "complete",
-      "Suggest words for predictive text: complete the word being typed, or the next word", run);
+      "Suggest words for predictive text: complete the word being typed, or the next word, "
+      "written as the writer writes (a capital at a sentence start or after a typed one; "
+      "curly apostrophes when the writer's last quote mark or apostrophe was curly)",
+      run);
 }
 
 }  // namespace nextword::cli

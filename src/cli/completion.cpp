@@ -106,7 +106,7 @@ void CompletionOptions::add_to(CLI::App& command) {
       ->capture_default_str();
   command.add_flag("--no-repeat", options.no_repeat,
                    "A word offered for the word being typed is not offered again at its next "
-                   "keystroke");
+                   "keystrokes (in the same spelling)");
   command.add_flag("--learn", options.learn,
                    "Adapt to the writer: mix in a cache of the words written so far");
   command

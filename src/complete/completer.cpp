@@ -155,6 +155,11 @@ Completion Completer::complete(std::string_view text) {
   const std::string prefix_key = fold_case(typed.prefix);
   if (options_.no_repeat) track_offered(tail, prefix_key);
   const bool capital = starts_with_capital(typed.prefix) || starts_sentence(typed.context);
+  // Apostrophes as the writer last typed one, in the text the model reads or
+  // the word ("don’t" for a writer of "it’s", where the model's word is
+  // "don't"): the tail and the prefix, which end the text.
+  const std::string_view apostrophe =
+      writers_apostrophe(text.substr(static_cast<size_t>(tail.data() - text.data())));
 
   Completion out{std::string(typed.context), std::string(typed.prefix), {}};
   const auto k = static_cast<size_t>(std::max(options_.k, 0));
@@ -162,10 +167,15 @@ Completion Completer::complete(std::string_view text) {
   auto offer = [&](int i, double probability, Source source) {
     const Candidate& c = candidates_[static_cast<size_t>(i)];
     if (!c.key.starts_with(prefix_key)) return false;
-    if (options_.no_repeat && !offered_.insert(c.key).second) return false;
+    // Offered as written: "that's" offered does not hide "that’s" once the
+    // writer types ’.
+    if (options_.no_repeat && !offered_.insert(with_apostrophe(c.key, apostrophe)).second) {
+      return false;
+    }
     const std::string_view form = cache_.form(c.key);
     out.suggestions.push_back(
-        {written_form(form.empty() ? c.word : form, capital), probability, source});
+        {with_apostrophe(written_form(form.empty() ? c.word : form, capital), apostrophe),
+         probability, source});
     return out.suggestions.size() >= k;
   };
   if (k == 0) return out;

@@ -30,6 +30,7 @@ namespace nextword {
 struct CompleteOptions {
   int k = 6;               // suggestions at most
   bool no_repeat = false;  // a word offered for the word being typed is not offered again
+                           // (in the same spelling: "that's" does not hide "that’s")
   bool learn = false;      // interpolate the cache of the writer's words
   // Tuned on held-out text (tests/bench/tune_learn.py; README): the cache's
   // weight, and how much a use counts less for each word written after it.

@@ -28,7 +28,7 @@ Token split_token(std::string_view token) {
 
 bool offered(const Completion& c, const std::string& key) {
   for (const Suggestion& s : c.suggestions) {
-    if (fold_case(s.word) == key) return true;
+    if (lowercase(s.word) == key) return true;
   }
   return false;
 }
@@ -63,7 +63,7 @@ KeystrokeCount simulate_typing(std::string_view text, Completer& completer,
     bool selected = false;
     if (!t.word.empty()) {
       ++count.words;
-      const std::string key = fold_case(t.word);
+      const std::string key = lowercase(t.word);
       size_t done = 0;  // bytes of the word typed
       while (done < t.word.size()) {
         if (offered(ask(), key)) {

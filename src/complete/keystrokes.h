@@ -5,7 +5,8 @@
 // a word + trailing punctuation (the word runs from the token's first to its
 // last letter or digit). Punctuation is always typed. Before the word's first
 // character and after each typed character the completer gets the text typed
-// so far; when the word is among its suggestions (ignoring case) one
+// so far; when the word is among its suggestions (ignoring case only:
+// "it's" is not "it’s", text/words.h lowercase) one
 // keystroke selects it, and a space follows by itself unless punctuation
 // follows; otherwise the whole word and then a space are typed.
 //

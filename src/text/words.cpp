@@ -64,6 +64,19 @@ std::string fold_case(std::string_view text) {
   return normalized_text(text, TokenizerOptions{.lowercase = true, .split_punctuation = true});
 }
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] >= 'A' && out[i] <= 'Z') {
+      out[i] = static_cast<char>(out[i] - 'A' + 'a');
+    } else if (is_latin1_capital(std::string_view(out).substr(i))) {
+      out[i + 1] = static_cast<char>(out[i + 1] + 0x20);
+      ++i;
+    }
+  }
+  return out;
+}
+
 bool starts_sentence(std::string_view before) {
   size_t i = before.size();
   if (i > 0 && before[i - 1] == '"' && (i == 1 || is_space(before[i - 2]))) return true;
@@ -86,6 +99,31 @@ std::string written_form(std::string_view word, bool capitalize) {
     if (next >= 0xA0 && next <= 0xBE && next != 0xB7) out[1] = static_cast<char>(next - 0x20);
   }
   return out;
+}
+
+namespace {
+constexpr std::string_view kRightSingleQuote = "\xE2\x80\x99";  // ’, U+2019
+}  // namespace
+
+std::string_view writers_apostrophe(std::string_view text) {
+  // ’ ‘ “ ” are E2 80 98, 99, 9C and 9D in UTF-8.
+  for (size_t i = text.size(); i-- > 0;) {
+    if (text[i] == '\'' || text[i] == '"') return "'";
+    if (i >= 2 && text.substr(i - 2, 2) == "\xE2\x80") {
+      const auto last = static_cast<unsigned char>(text[i]);
+      if (last == 0x98 || last == 0x99 || last == 0x9C || last == 0x9D) return kRightSingleQuote;
+    }
+  }
+  return "'";
+}
+
+std::string with_apostrophe(std::string word, std::string_view apostrophe) {
+  if (apostrophe == "'") return word;
+  for (size_t at = word.find('\''); at != std::string::npos; at = word.find('\'', at)) {
+    word.replace(at, 1, apostrophe);
+    at += apostrophe.size();
+  }
+  return word;
 }
 
 }  // namespace nextword

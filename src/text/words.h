@@ -38,6 +38,11 @@ bool has_letter_or_digit(std::string_view token);
 // apostrophes and quotes made straight (the tokenizer's own normalization).
 std::string fold_case(std::string_view text);
 
+// `text` with A-Z and the Latin-1 capitals lowered and nothing else changed:
+// the same word up to case, as keystroke counting compares words ("it’s" and
+// "it's" are two spellings there, one word to fold_case).
+std::string lowercase(std::string_view text);
+
 // Does `text` end a sentence: is its last character '.', '!' or '?'?
 constexpr bool ends_sentence(std::string_view text) {
   return !text.empty() && (text.back() == '.' || text.back() == '!' || text.back() == '?');
@@ -54,5 +59,13 @@ bool starts_with_capital(std::string_view text);
 // `word` as a person writes it: its first letter capitalized when
 // `capitalize`, and "i" (also in "i'm", "i'll") always as "I".
 std::string written_form(std::string_view word, bool capitalize);
+
+// The apostrophe a writer uses, judged by the last quote mark or apostrophe
+// in `text`: U+2019 (’) when it is typographic (’ ‘ “ ”), else "'" (also when
+// `text` has none). Writers who type curly quotes type curly apostrophes.
+std::string_view writers_apostrophe(std::string_view text);
+
+// `word` with each "'" written as `apostrophe`.
+std::string with_apostrophe(std::string word, std::string_view apostrophe);
 
 }  // namespace nextword

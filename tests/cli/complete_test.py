@@ -26,6 +26,11 @@ NEXTWORD = DATA = None  # set by cli_common.main
 STORY = ("once upon a time, there was a little girl named lily. she loved to play outside "
          "with her dog, max. one day, lily and max went to the park. \"look, max!\" said "
          "lily. \"a big red ball!\" max barked and ran to the ball. lily laughed.")
+# Typographic quotes and apostrophes: a word is the same word only in the
+# same spelling, and suggestions follow the writer's (don’t after “).
+CURLY = ("mom said, \u201cit\u2019s late. let\u2019s go home.\u201d lily didn\u2019t want "
+         "to go. \u201cdon\u2019t be sad,\u201d said mom. \u201cwe\u2019ll come back.\u201d "
+         "lily said, \"it's fun here. i don't want to go.\"")
 
 
 def words(record):
@@ -79,6 +84,16 @@ class Complete(unittest.TestCase):
         self.assertIn("I", words(run("complete", "then i").stdout.strip()))
         quoted = words(run("complete", 'she said, "').stdout.strip())
         self.assertTrue(quoted and all(w[0].isupper() for w in quoted), quoted)
+
+    def test_apostrophes_follow_the_writer(self):
+        # The model's word is "let's"; a writer of typographic quotes gets ’.
+        curly = words(run("complete", "\u201cwe are late. let").stdout.strip())
+        straight = words(run("complete", "\"we are late. let").stdout.strip())
+        self.assertEqual(curly[0], "Let\u2019s")
+        self.assertEqual(straight[0], "Let's")
+        self.assertEqual([w.replace("\u2019", "'") for w in curly], straight)
+        self.assertEqual(words(run("complete", "we are late. don\u2019").stdout.strip()),
+                         ["Don\u2019t"])
 
     def test_stdin_is_one_session_and_keeps_trailing_whitespace(self):
         lines = ["once upon a", "once upon a ", "once upon a ti", "", "banana apple pie zzzz"]
@@ -194,7 +209,7 @@ class KeystrokeSavings(unittest.TestCase):
         self.tmp = tempfile.mkdtemp()
         self.text = os.path.join(self.tmp, "story.txt")
         with open(self.text, "w") as f:
-            f.write(STORY + "\n\n" + STORY.replace("lily", "Zorblax") + "\n")
+            f.write(STORY + "\n\n" + STORY.replace("lily", "Zorblax") + "\n\n" + CURLY + "\n")
 
     def tearDown(self):
         shutil.rmtree(self.tmp)

@@ -99,6 +99,24 @@ TEST_CASE("no-repeat: a word offered for this word is not offered again", "[comp
   CHECK(words_of(repeat.complete("banana apple p")) == Words{"pie"});
 }
 
+TEST_CASE("apostrophes as the writer types them, and no-repeat tells the spellings apart",
+          "[complete]") {
+  const std::string curly = "\xE2\x80\x99";  // ’
+  Completer c(fruit(), nullptr, {.k = 1, .no_repeat = true, .learn = true});
+  c.learn("don't");  // the fruit model's one word that starts with d
+  CHECK(words_of(c.complete("banana d")) == Words{"don't"});
+  CHECK(words_of(c.complete("banana do")) == Words{});  // offered already
+  // The writer types ’: the same word in the writer's spelling is new.
+  CHECK(words_of(c.complete("banana don" + curly)) == Words{"don" + curly + "t"});
+  CHECK(words_of(c.complete("banana don" + curly + "t")) == Words{});
+  // Typographic quotes before the word: curly from the start.
+  Completer quoted(fruit(), nullptr, {.k = 1, .learn = true});
+  quoted.learn("don't");
+  CHECK(words_of(quoted.complete("\xE2\x80\x9C"
+                                 "banana d")) == Words{"don" + curly + "t"});
+  CHECK(words_of(quoted.complete("\"banana d")) == Words{"don't"});
+}
+
 TEST_CASE("keystrokes inside a word do not run the model", "[complete]") {
   Completer c(fruit(), nullptr, {});
   c.complete("banana apple ");

@@ -54,3 +54,17 @@ TEST_CASE("without suggestions nothing is saved; a word never offered is typed w
   CHECK(k.ksr() == 0);
   CHECK(simulate_typing("", c).kn == 0);
 }
+
+TEST_CASE("a word counts as offered in its own spelling, up to case", "[ksr]") {
+  // "don’t" with "don't" learned (the fruit model's one d word), k = 1:
+  // "" offers apple (uniform logits, the lowest id); "d", "do" and "don" offer
+  // don't, which is not don’t; after "don’" the writer's apostrophe is
+  // curly and don’t is offered: 4 typed + 1 selection of 6.
+  Completer c(fruit(), nullptr, {.k = 1, .learn = true});
+  c.learn("don't");
+  const KeystrokeCount k = simulate_typing("Don\xE2\x80\x99t", c);
+  CHECK(k.ki == 4);
+  CHECK(k.ks == 1);
+  CHECK(k.kn == 6);
+  CHECK(k.queries == 5);
+}

@@ -72,3 +72,21 @@ TEST_CASE("the tokenizer's normalization, as text", "[words]") {
   CHECK(normalized_text("Caf\xC3\x89 \xE2\x80\x9CHi\xE2\x80\x9D", {}) == "caf\xC3\xA9 \"hi\"");
   CHECK(normalized_text("ABC", {.lowercase = false, .split_punctuation = true}) == "ABC");
 }
+
+TEST_CASE("apostrophes as the writer's last quote mark or apostrophe, and case alone", "[words]") {
+  const std::string curly = "\xE2\x80\x99";  // ’
+  CHECK(writers_apostrophe("") == "'");
+  CHECK(writers_apostrophe("it's") == "'");
+  CHECK(writers_apostrophe("it" + curly + "s") == curly);
+  CHECK(writers_apostrophe("it's \xE2\x80\x9CHi") == curly);           // “ after the straight one
+  CHECK(writers_apostrophe("\xE2\x80\x9CHi\xE2\x80\x9D, \"") == "'");  // " after ” and “
+  CHECK(writers_apostrophe("\xE2\x80\x98x") == curly);                 // ‘
+  CHECK(writers_apostrophe("a \xE2\x80\x94 b") == "'");                // a dash is no quote
+  CHECK(with_apostrophe("don't", "'") == "don't");
+  CHECK(with_apostrophe("rock'n'roll", curly) == "rock" + curly + "n" + curly + "roll");
+  CHECK(with_apostrophe("pie", curly) == "pie");
+  // Keystroke counting's comparison: capitals lowered, apostrophes kept.
+  CHECK(lowercase("Don" + curly + "T") == "don" + curly + "t");
+  CHECK(lowercase("\xC3\x89T\xC3\x89") == "\xC3\xA9t\xC3\xA9");
+  CHECK(lowercase("\xC3\x97") == "\xC3\x97");
+}
