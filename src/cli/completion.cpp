@@ -120,6 +120,16 @@ void CompletionOptions::add_to(CLI::App& command) {
                   "after it")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  command
+      .add_option("--learn-context-weight", options.context_weight,
+                  "With --learn: mu, the context cache's share of each probability")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command
+      .add_option("--learn-context-sharpness", options.context_theta,
+                  "With --learn: theta, how much more the context cache counts a closer context")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   command.add_option("--history", history,
                      "Plain-text file of earlier writing, learned at start (implies --learn)");
   command.add_option("--lexicon", lexicon,

@@ -43,7 +43,9 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
       lexicon_(lexicon),
       options_(options),
       predictor_(model),
-      cache_(options.decay) {
+      cache_(options.decay),
+      context_cache_(static_cast<size_t>(std::max(options.context_uses, 0)),
+                     options.context_theta) {
   const Vocabulary& vocab = model.vocab;
   for (int id = 0; id < vocab.size(); ++id) {
     if (model.is_special(id) || !has_letter_or_digit(vocab.word(id))) continue;
@@ -81,18 +83,21 @@ void Completer::rank_context(std::string_view tail) {
 
   // p_model over the whole vocabulary: softmax of the context's logits, or
   // uniform for a model that cannot read an empty context (no bos token).
-  std::span<const float> logits;
+  std::span<const float> logits, hidden;
   if (const auto it = prefetched_.find(ranked_tail_); it != prefetched_.end()) {
-    logits = it->second;
+    logits = it->second.logits;
+    hidden = it->second.hidden;
   } else {
     try {
       logits = predictor_.next_logits(encode_growing(model_, tail));
+      hidden = predictor_.hidden();
       ++forward_passes_;
     } catch (const Error& e) {
       if (e.code() != ExitCode::kInput) throw;
       logits = {};
     }
   }
+  ranked_h_.assign(hidden.begin(), hidden.end());
   const double log_normalizer =
       logits.empty() ? 0 : log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   const double uniform = 1.0 / model_.config.vocab_size;
@@ -104,17 +109,20 @@ void Completer::rank_context(std::string_view tail) {
   p_unk_ = p_model(model_.unk_id);
 
   const double lambda = options_.learn ? options_.lambda : 0;
+  const double mu = options_.learn ? options_.context_weight : 0;
   cache_p_.assign(candidates_.size(), 0);
   for (const auto& [key, entry] : cache_.entries()) {
-    cache_p_[static_cast<size_t>(by_key_.at(key))] = cache_.probability(entry);
+    cache_p_[static_cast<size_t>(by_key_.at(key))] = lambda * cache_.probability(entry);
   }
+  if (mu > 0) context_cache_.add_probabilities(ranked_h_, mu, cache_p_);
   ranked_words_.clear();
   for (size_t i = 0; i < candidates_.size(); ++i) {
     const Candidate& c = candidates_[i];
     const bool in_vocabulary = c.id >= 0;
     if (!in_vocabulary && cache_p_[i] == 0) continue;  // a lexicon word: offered after these
-    const double model_part = (1 - lambda) * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
-    const double cache_part = lambda * cache_p_[i];
+    const double model_part =
+        (1 - lambda - mu) * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
+    const double cache_part = cache_p_[i];
     ranked_words_.push_back({model_part + cache_part, static_cast<int>(i),
                              cache_part > model_part ? Source::kHistory : Source::kModel});
   }
@@ -152,6 +160,7 @@ Completion Completer::complete(std::string_view text) {
   if (options_.learn) learn_typed(text, typed.context.size());
   const std::string_view tail = context_tail(typed.context, model_.config.max_len);
   rank_context(tail);
+  ranked_end_ = typed.context.size();
   const std::string prefix_key = fold_case(typed.prefix);
   if (options_.no_repeat) track_offered(tail, prefix_key);
   const bool capital = starts_with_capital(typed.prefix) || starts_sentence(typed.context);
@@ -185,10 +194,10 @@ Completion Completer::complete(std::string_view text) {
   }
   // Too few: the lexicon's words outside the vocabulary, most frequent first
   // (p(unk) * count / oov_count falls with the count).
-  const double lambda = options_.learn ? options_.lambda : 0;
+  const double model_share = options_.learn ? 1 - options_.lambda - options_.context_weight : 1;
   for (int i = lexicon_begin_; i < lexicon_end_; ++i) {
-    if (cache_p_[static_cast<size_t>(i)] > 0) continue;  // ranked above with the cache
-    const double p = (1 - lambda) * p_unk_ * candidates_[static_cast<size_t>(i)].share;
+    if (cache_p_[static_cast<size_t>(i)] > 0) continue;  // ranked above with the caches
+    const double p = model_share * p_unk_ * candidates_[static_cast<size_t>(i)].share;
     if (offer(i, p, Source::kLexicon)) return out;
   }
   return out;
@@ -209,7 +218,8 @@ void Completer::prefetch(std::span<const std::string> texts) {
         // One writer's text grown by a word: its new tokens alone, through
         // the predictor's key/value cache, in stream order.
         const std::span<const float> logits = predictor_.next_logits(input);
-        prefetched_[tail].assign(logits.begin(), logits.end());
+        const std::span<const float> hidden = predictor_.hidden();
+        prefetched_[tail] = {{logits.begin(), logits.end()}, {hidden.begin(), hidden.end()}};
         ++forward_passes_;
         continue;
       }
@@ -221,17 +231,22 @@ void Completer::prefetch(std::span<const std::string> texts) {
   }
   if (inputs.size() < 2) return;  // one context: complete() runs it alone, as without a batch
   const std::span<const float> logits = predictor_.next_logits(inputs);
+  const std::span<const float> hidden = predictor_.hidden();
   const auto V = static_cast<size_t>(model_.config.vocab_size);
+  const auto d = static_cast<size_t>(model_.config.d_model);
   for (size_t b = 0; b < tails.size(); ++b) {
-    prefetched_[tails[b]].assign(logits.begin() + static_cast<std::ptrdiff_t>(b * V),
-                                 logits.begin() + static_cast<std::ptrdiff_t>((b + 1) * V));
+    const std::span<const float> h = hidden.subspan(b * d, d);
+    prefetched_[tails[b]] = {{logits.begin() + static_cast<std::ptrdiff_t>(b * V),
+                              logits.begin() + static_cast<std::ptrdiff_t>((b + 1) * V)},
+                             {h.begin(), h.end()}};
   }
   forward_passes_ += static_cast<int>(tails.size());
 }
 
 void Completer::learn(std::string_view text) { learn_words(text, true); }
 
-void Completer::learn_words(std::string_view text, bool sentence_start) {
+void Completer::learn_words(std::string_view text, bool sentence_start,
+                            std::span<const float> context) {
   TokenizerOptions as_written = model_.config.tokenizer;
   as_written.lowercase = false;
   for (const std::string& token : tokenize(text, as_written)) {
@@ -239,13 +254,16 @@ void Completer::learn_words(std::string_view text, bool sentence_start) {
     // by fuzzing: two of them printed alike once replaced in JSON).
     if (has_letter_or_digit(token) && is_valid_utf8(token)) {
       const std::string key = fold_case(token);
-      candidate_for(key, normalized_text(token, model_.config.tokenizer));
+      const int candidate = candidate_for(key, normalized_text(token, model_.config.tokenizer));
+      context_cache_.add(context, candidate);
+      context = {};
       // At a sentence start the capital is the sentence's, not the word's.
       cache_.add(key, sentence_start ? std::string_view() : std::string_view(token));
       sentence_start = false;
       learned_since_ranked_ = true;
-    } else if (ends_sentence(token)) {
-      sentence_start = true;
+    } else {
+      context = {};  // a mark came first: the context it followed is not the word's
+      if (ends_sentence(token)) sentence_start = true;
     }
   }
 }
@@ -261,7 +279,12 @@ void Completer::learn_typed(std::string_view text, size_t context_end) {
     while (common > 0 && !is_space(text[common - 1])) --common;
   }
   if (common < context_end) {
-    learn_words(text.substr(common, context_end - common), starts_sentence(text.substr(0, common)));
+    // The first word learned followed the context ranked last when that
+    // context ended where the word starts (typed word by word) and nothing
+    // before it changed since.
+    const bool followed = !ranked_h_.empty() && ranked_end_ == common && common == learned_.size();
+    learn_words(text.substr(common, context_end - common), starts_sentence(text.substr(0, common)),
+                followed ? std::span<const float>(ranked_h_) : std::span<const float>());
   }
   learned_.resize(std::min(common, context_end));
   if (common < context_end) learned_.append(text.substr(common, context_end - common));

@@ -4,9 +4,11 @@
 // The transformer scores the context (the text before the word being typed)
 // once per word: keystrokes inside a word only filter and re-rank what that
 // one forward pass gave. Out-of-vocabulary words come from the model's
-// lexicon; with `learn`, a cache of the writer's own words is interpolated:
+// lexicon; with `learn`, two caches of the writer's own words are
+// interpolated, the words (word_cache.h) and the contexts they followed
+// (context_cache.h):
 //
-//   p(w) = (1 - lambda) p_model(w) + lambda p_cache(w)
+//   p(w) = (1 - lambda - mu) p_model(w) + lambda p_cache(w) + mu p_context(w | h)
 //   p_model(w) = softmax(logits)[w]                 for a vocabulary word
 //              = p(unk) * count(w) / oov_count       for a lexicon word outside it
 //
@@ -20,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "complete/context_cache.h"
 #include "complete/word_cache.h"
 #include "model/lexicon.h"
 #include "model/model_file.h"
@@ -31,11 +34,16 @@ struct CompleteOptions {
   int k = 6;               // suggestions at most
   bool no_repeat = false;  // a word offered for the word being typed is not offered again
                            // (in the same spelling: "that's" does not hide "that’s")
-  bool learn = false;      // interpolate the cache of the writer's words
-  // Tuned on held-out text (tests/bench/tune_learn.py; README): the cache's
-  // weight, and how much a use counts less for each word written after it.
-  double lambda = 0.05;
-  double decay = 0.995;
+  bool learn = false;      // interpolate the caches of the writer's words
+  // Tuned on held-out text (tests/bench/tune_learn.py; README): the word
+  // cache's weight lambda, and how much a use counts less for each word
+  // written after it; the context cache's weight mu, its sharpness theta
+  // and how many uses it keeps (complete/context_cache.h).
+  double lambda = 0.03;
+  double decay = 0.98;
+  double context_weight = 0.05;
+  double context_theta = 15;
+  int context_uses = 2000;
 };
 
 // Where a suggestion's probability mostly comes from.
@@ -107,7 +115,8 @@ class Completer {
   void rank_context(std::string_view tail);
   // Learns the words of `text` (whitespace-separated chunks of it);
   // `sentence_start`: whether its first word starts a sentence.
-  void learn_words(std::string_view text, bool sentence_start);
+  // `context`: the context vector the first word followed, or empty.
+  void learn_words(std::string_view text, bool sentence_start, std::span<const float> context = {});
   // Learns what `text` finished beyond what earlier calls learned.
   void learn_typed(std::string_view text, size_t context_end);
   // The no-repeat filter for this word: forgets what was offered when
@@ -123,6 +132,7 @@ class Completer {
   int lexicon_begin_ = 0;                        // candidates_[lexicon_begin_..] are lexicon words
   int lexicon_end_ = 0;                          // ... up to here, most frequent first
   WordCache cache_;
+  ContextCache context_cache_;
 
   // The context ranked last (none before the first call).
   bool ranked_ = false;
@@ -130,11 +140,16 @@ class Completer {
   double p_unk_ = 0;
   std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first ...
   size_t sorted_ = 0;                 // ... up to here; the rest unordered until needed
-  std::vector<double> cache_p_;       // per candidate: p_cache
+  std::vector<double> cache_p_;       // per candidate: lambda p_cache + mu p_context
+  std::vector<float> ranked_h_;       // the ranked context's vector (empty: none)
+  size_t ranked_end_ = 0;             // where that context ends in the text
   bool learned_since_ranked_ = false;
 
   // Logits of contexts prefetched for the lines waiting, by context tail.
-  std::unordered_map<std::string, std::vector<float>> prefetched_;
+  struct Prefetched {
+    std::vector<float> logits, hidden;
+  };
+  std::unordered_map<std::string, Prefetched> prefetched_;
   std::string learned_;  // the text whose words have been learned (with `learn`)
   std::unordered_set<std::string> offered_;
   std::string offered_tail_, offered_prefix_;

@@ -134,8 +134,9 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
   if (!extends_cache(input)) cache_.clear();
   const size_t from = cache_.ids().size();
   tokens_run_ = static_cast<int>(ids.size() - from);
-  if (tokens_run_ == 0) return cache_.logits();
-  return cache_.extend(model_, ids.subspan(from));
+  if (tokens_run_ > 0) cache_.extend(model_, ids.subspan(from));
+  hidden_ = cache_.hidden();
+  return cache_.logits();
 }
 
 std::span<const float> Predictor::next_logits(std::span<const Encoded> inputs) {
@@ -151,6 +152,10 @@ void Predictor::run(std::span<const Encoded> inputs) {
     ids_.insert(ids_.end(), e.ids.begin(), e.ids.end());
   }
   forward(model_, state_, ids_.data(), lengths_);
+  hidden_ = state_.all_positions
+                ? std::span<const float>()
+                : std::span<const float>(
+                      state_.Z.data(), inputs.size() * static_cast<size_t>(model_.config.d_model));
 }
 
 std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,

@@ -93,6 +93,10 @@ class Predictor {
   int tokens_run() const { return tokens_run_; }
   // Logits of the last phrase predicted, one per vocabulary word.
   std::span<const float> logits() const;
+  // The context vectors [B, d] of the last call's inputs (their last
+  // positions after final_norm, what the classifier read): row b is input
+  // b's. Valid until the next call.
+  std::span<const float> hidden() const { return hidden_; }
 
  private:
   // The forward pass over the inputs' ids, back to back.
@@ -104,6 +108,7 @@ class Predictor {
   RunState state_;
   KVCache cache_;  // of the inputs of next_logits(const Encoded&)
   int tokens_run_ = 0;
+  std::span<const float> hidden_;
   std::vector<int> lengths_;
   std::vector<int> ids_;
 };

@@ -28,6 +28,8 @@ class KVCache {
   std::span<const float> extend(const Model& model, std::span<const int> ids);
   // The logits extend() returned last.
   std::span<const float> logits() const { return logits_; }
+  // The last new row after final_norm [d]: what the classifier read.
+  std::span<const float> hidden() const { return Z_; }
   void clear() { ids_.clear(); }
 
  private:

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 
 #include "predict/predictor.h"
 #include "test_models.h"
@@ -147,7 +148,9 @@ TEST_CASE("contexts prefetched in one batch give what each gives alone", "[compl
 TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's case",
           "[complete]") {
   const double lambda = 0.5;
-  Completer c(fruit(), nullptr, {.learn = true, .lambda = lambda, .decay = 1.0});
+  // The word cache alone (the context cache's test is below).
+  Completer c(fruit(), nullptr,
+              {.learn = true, .lambda = lambda, .decay = 1.0, .context_weight = 0});
   Completer plain(fruit(), nullptr, {});
   const std::string text = "Banana apple Zorp ";
   // Its three finished words are learned, one use each.
@@ -184,8 +187,66 @@ TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's
 }
 
 TEST_CASE("a history is learned like text the writer typed", "[complete]") {
-  Completer c(fruit(), nullptr, {.learn = true, .lambda = 0.2});
+  Completer c(fruit(), nullptr, {.learn = true, .lambda = 0.2, .context_weight = 0});
   c.learn("Zorp went home. Then zorp slept.\n");
   const Completion z = c.complete("banana apple zo");
   REQUIRE(words_of(z) == Words{"zorp"});  // the last mid-sentence spelling
+}
+
+TEST_CASE("learn: each word comes back by the contexts it followed", "[complete]") {
+  const double mu = 0.5, theta = 3;
+  const CompleteOptions options{
+      .learn = true, .lambda = 0, .context_weight = mu, .context_theta = theta};
+  Completer c(fruit(), nullptr, options);
+  // Typed word by word, as a person does: each word start ranks its context.
+  const Words words{"banana", "apple", "pie", "banana", "apple", "store", "phone"};
+  std::string text;
+  for (const std::string& w : words) {
+    c.complete(text);
+    c.complete(text + w.substr(0, 1));
+    text += w + " ";
+  }
+  // The uses kept: each word after the context vector it followed (the
+  // first word had none: the fruit model reads no empty context).
+  Predictor predictor(fruit());
+  auto h_of = [&](std::string_view context) {
+    predictor.next_logits(encode_growing(fruit(), context));
+    const std::span<const float> h = predictor.hidden();
+    return std::vector<float>(h.begin(), h.end());
+  };
+  auto cosine = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t j = 0; j < a.size(); ++j) {
+      ab += static_cast<double>(a[j]) * b[j];
+      aa += static_cast<double>(a[j]) * a[j];
+      bb += static_cast<double>(b[j]) * b[j];
+    }
+    return ab / std::sqrt(aa * bb);
+  };
+  const std::vector<float> h = h_of(text);
+  std::map<std::string, double> p_context;
+  double total = 0;
+  std::string context = words[0];
+  for (size_t i = 1; i < words.size(); ++i) {
+    const double e = std::exp(theta * cosine(h, h_of(context)));
+    p_context[words[i]] += e;
+    total += e;
+    context += " " + words[i];
+  }
+  const Completion got = c.complete(text);
+  Completer plain_completer(fruit(), nullptr, {.k = 6});
+  const Completion plain = plain_completer.complete(text);
+  REQUIRE(got.suggestions.size() == plain.suggestions.size());  // every word of the fruit model
+  REQUIRE(got.suggestions.size() >= 5);
+  for (const Suggestion& s : got.suggestions) {
+    double p_model = 0;
+    for (const Suggestion& m : plain.suggestions) {
+      if (m.word == s.word) p_model = m.probability;
+    }
+    INFO(s.word);
+    CHECK(s.probability == Approx((1 - mu) * p_model + mu * p_context[s.word] / total));
+  }
+  // Without learn the contexts are not used.
+  Completer off(fruit(), nullptr, {.context_weight = mu});
+  CHECK(words_of(off.complete(text)) == words_of(plain));
 }
