@@ -130,6 +130,12 @@ void CompletionOptions::add_to(CLI::App& command) {
                   "With --learn: theta, how much more the context cache counts a closer context")
       ->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str();
+  command
+      .add_option("--learn-temperature", options.model_temperature,
+                  "With --learn: T, the model's logits are divided by T before the caches are "
+                  "mixed in")
+      ->check(CLI::Range(0.05, 100.0))
+      ->capture_default_str();
   command.add_option("--history", history,
                      "Plain-text file of earlier writing, learned at start (implies --learn)");
   command.add_option("--lexicon", lexicon,
@@ -149,6 +155,11 @@ std::optional<Lexicon> CompletionOptions::load_lexicon(const ModelPaths& paths) 
 Completer CompletionOptions::make_completer(const Model& model, const Lexicon* lexicon_of) const {
   CompleteOptions o = options;
   if (!history.empty()) o.learn = true;
+  if (o.lambda + o.context_weight > 1) {
+    throw Error(ExitCode::kUsage, "--learn-weight and --learn-context-weight: their sum " +
+                                      std::to_string(o.lambda + o.context_weight) +
+                                      " is over 1, the model's share would be negative");
+  }
   Completer completer(model, lexicon_of, o);
   if (!history.empty()) {
     const std::string text = read_history(history);

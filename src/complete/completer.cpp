@@ -98,6 +98,16 @@ void Completer::rank_context(std::string_view tail) {
     }
   }
   ranked_h_.assign(hidden.begin(), hidden.end());
+  // With learn, the model's distribution is flattened by its temperature
+  // before the caches are mixed in.
+  const double temperature = options_.learn ? options_.model_temperature : 1;
+  if (temperature != 1 && !logits.empty()) {
+    scaled_logits_.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) {
+      scaled_logits_[i] = static_cast<float>(logits[i] / temperature);
+    }
+    logits = scaled_logits_;
+  }
   const double log_normalizer =
       logits.empty() ? 0 : log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   const double uniform = 1.0 / model_.config.vocab_size;

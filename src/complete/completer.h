@@ -9,10 +9,11 @@
 // (context_cache.h):
 //
 //   p(w) = (1 - lambda - mu) p_model(w) + lambda p_cache(w) + mu p_context(w | h)
-//   p_model(w) = softmax(logits)[w]                 for a vocabulary word
+//   p_model(w) = softmax(logits / T)[w]             for a vocabulary word
 //              = p(unk) * count(w) / oov_count       for a lexicon word outside it
 //
-// (oov_count: the summed counts of the lexicon's words outside the vocabulary).
+// (oov_count: the summed counts of the lexicon's words outside the
+// vocabulary; without learn, lambda = mu = 0 and T = 1).
 #pragma once
 
 #include <span>
@@ -35,15 +36,18 @@ struct CompleteOptions {
   bool no_repeat = false;  // a word offered for the word being typed is not offered again
                            // (in the same spelling: "that's" does not hide "that’s")
   bool learn = false;      // interpolate the caches of the writer's words
-  // Tuned on held-out text (tests/bench/tune_learn.py; README): the word
-  // cache's weight lambda, and how much a use counts less for each word
-  // written after it; the context cache's weight mu, its sharpness theta
-  // and how many uses it keeps (complete/context_cache.h).
+  // With learn; tuned on held-out text (tests/bench/tune_learn.py; README):
+  // the word cache's weight lambda, and how much a use counts less for each
+  // word written after it; the context cache's weight mu, its sharpness
+  // theta and how many uses it keeps (complete/context_cache.h); the
+  // model's temperature.
   double lambda = 0.03;
   double decay = 0.98;
-  double context_weight = 0.05;
-  double context_theta = 15;
+  double context_weight = 0.08;
+  double context_theta = 10;
   int context_uses = 2000;
+  // T: p_model = softmax(logits / T) where the caches are mixed in.
+  double model_temperature = 1.5;
 };
 
 // Where a suggestion's probability mostly comes from.
@@ -141,6 +145,7 @@ class Completer {
   std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first ...
   size_t sorted_ = 0;                 // ... up to here; the rest unordered until needed
   std::vector<double> cache_p_;       // per candidate: lambda p_cache + mu p_context
+  std::vector<float> scaled_logits_;  // logits / T
   std::vector<float> ranked_h_;       // the ranked context's vector (empty: none)
   size_t ranked_end_ = 0;             // where that context ends in the text
   bool learned_since_ranked_ = false;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Tunes --learn's four numbers on TinyStories text that no model was trained
+"""Tunes --learn's five numbers on TinyStories text that no model was trained
 on and that keystroke savings are not reported on: the word cache's weight
-lambda and decay, the context cache's weight mu and sharpness theta
-(src/complete/completer.h).
+lambda and decay, the context cache's weight mu and sharpness theta, the
+model's temperature T (src/complete/completer.h).
 
 The text is the default model's own validation text: `train --val-fraction
 0.02` holds out the last 2% of its training tokens (about 19,000 tokens, the
@@ -29,16 +29,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_presage  # noqa: E402
 
 LAMBDAS = [0.03, 0.05]
-DECAYS = [0.98, 0.99, 0.995]
+DECAYS = [0.98, 0.99]
 MUS = [0, 0.03, 0.05, 0.08]
 THETAS = [10, 15, 20]
+TEMPERATURES = [1, 1.25, 1.5]
 
 
 def ksr(nextword, text, setting):
-    lam, decay, mu, theta = setting
+    lam, decay, mu, theta, temperature = setting
     r = subprocess.run([nextword, "eval", "--ksr", "--learn", "--no-repeat", "-f", "json", text,
                         "--learn-weight", str(lam), "--learn-decay", str(decay),
-                        "--learn-context-weight", str(mu), "--learn-context-sharpness", str(theta)],
+                        "--learn-context-weight", str(mu), "--learn-context-sharpness", str(theta),
+                        "--learn-temperature", str(temperature)],
                        capture_output=True, text=True, check=True)
     return json.loads(r.stdout)["ksr"]
 
@@ -70,17 +72,18 @@ def main():
     with open(text, "w", encoding="utf-8") as f:
         f.write(validation_tail(train_bytes.decode("utf-8"), args.words))
 
-    settings = [(lam, decay, mu, theta if mu else THETAS[0])
-                for lam, decay, mu, theta in itertools.product(LAMBDAS, DECAYS, MUS, THETAS)]
+    settings = [(lam, decay, mu, theta if mu else THETAS[0], temperature)
+                for lam, decay, mu, theta, temperature in itertools.product(
+                    LAMBDAS, DECAYS, MUS, THETAS, TEMPERATURES)]
     settings = sorted(set(settings))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = dict(zip(settings, pool.map(lambda s: ksr(args.nextword, text, s), settings)))
-    print("lambda  decay  mu    theta  KSR")
+    print("lambda  decay  mu    theta  T     KSR")
     for s in sorted(settings, key=results.get):
-        print("%-6g  %-5g  %-4g  %-5g  %.4f%%" % (*s, 100 * results[s]))
+        print("%-6g  %-5g  %-4g  %-5g  %-4g  %.4f%%" % (*s, 100 * results[s]))
     best = max(settings, key=results.get)
     print("best: --learn-weight %g --learn-decay %g --learn-context-weight %g "
-          "--learn-context-sharpness %g: %.4f%%" % (*best, 100 * results[best]))
+          "--learn-context-sharpness %g --learn-temperature %g: %.4f%%" % (*best, 100 * results[best]))
 
 
 if __name__ == "__main__":

@@ -186,6 +186,11 @@ class Complete(unittest.TestCase):
         self.assertEqual(r.returncode, MODEL)
         self.assertIn("none.tsv: cannot open", r.stderr)
         self.assertEqual(run("complete", "-k", "0", "x").returncode, USAGE)
+        # The caches' shares leave the model none.
+        r = run("complete", "--learn", "--learn-weight", "0.6", "--learn-context-weight", "0.5", "x")
+        self.assertEqual((r.returncode, r.stdout), (USAGE, ""))
+        self.assertEqual(r.stderr, "nextword: --learn-weight and --learn-context-weight: their sum "
+                         "1.100000 is over 1, the model's share would be negative\n")
 
     def test_hostile_lines_behave_as_in_predict(self):
         lines = [b"caf\xff ti", b"\x01bad \x02", b"once upon a " * 8000, b"x" * 70000]
