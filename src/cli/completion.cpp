@@ -108,10 +108,11 @@ void CompletionOptions::add_to(CLI::App& command) {
                    "A word offered for the word being typed is not offered again at its next "
                    "keystrokes (in the same spelling)");
   command.add_flag("--learn", options.learn,
-                   "Adapt to the writer: mix in a cache of the words written so far");
+                   "Adapt to the writer: mix in caches of the words written so far and of the "
+                   "contexts they followed");
   command
       .add_option("--learn-weight", options.lambda,
-                  "With --learn: lambda, the cache's share of each probability")
+                  "With --learn: lambda, the word cache's share of each probability")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command

@@ -11,8 +11,9 @@ The text. tests/bench/dev_split.sh splits tinystories-train-continuation-lowerca
 at the first blank line from line 21500 on: the lines up to it are training
 text (continuation-train.txt), the rest is the development split (heldout.txt,
 about 20,000 words), which both engines type here. It is also split at the
-paragraph boundary nearest 20% of its words into dev.txt and test.txt, for
-tests/bench/tune_learn.py. All of them go to the scratch directory (never into
+paragraph boundary nearest 20% of its words into dev.txt and test.txt
+(tests/bench/tune_learn.py used to tune on dev.txt; it now tunes on the
+default model's validation text, which is not part of this split). All of them go to the scratch directory (never into
 the repository); --split-only writes them and stops.
 
 Presage (libpresage 0.9.1) runs through tests/bench/presage_driver.cpp, which

@@ -148,9 +148,11 @@ TEST_CASE("contexts prefetched in one batch give what each gives alone", "[compl
 TEST_CASE("learn: the writer's words mixed in, new words offered in the writer's case",
           "[complete]") {
   const double lambda = 0.5;
-  // The word cache alone (the context cache's test is below).
-  Completer c(fruit(), nullptr,
-              {.learn = true, .lambda = lambda, .decay = 1.0, .context_weight = 0});
+  // The word cache alone (the context cache's and the temperature's tests
+  // are below).
+  Completer c(
+      fruit(), nullptr,
+      {.learn = true, .lambda = lambda, .decay = 1.0, .context_weight = 0, .model_temperature = 1});
   Completer plain(fruit(), nullptr, {});
   const std::string text = "Banana apple Zorp ";
   // Its three finished words are learned, one use each.
@@ -195,8 +197,11 @@ TEST_CASE("a history is learned like text the writer typed", "[complete]") {
 
 TEST_CASE("learn: each word comes back by the contexts it followed", "[complete]") {
   const double mu = 0.5, theta = 3;
-  const CompleteOptions options{
-      .learn = true, .lambda = 0, .context_weight = mu, .context_theta = theta};
+  const CompleteOptions options{.learn = true,
+                                .lambda = 0,
+                                .context_weight = mu,
+                                .context_theta = theta,
+                                .model_temperature = 1};
   Completer c(fruit(), nullptr, options);
   // Typed word by word, as a person does: each word start ranks its context.
   const Words words{"banana", "apple", "pie", "banana", "apple", "store", "phone"};
@@ -249,4 +254,27 @@ TEST_CASE("learn: each word comes back by the contexts it followed", "[complete]
   // Without learn the contexts are not used.
   Completer off(fruit(), nullptr, {.context_weight = mu});
   CHECK(words_of(off.complete(text)) == words_of(plain));
+}
+
+TEST_CASE("learn: the model's distribution is flattened by its temperature", "[complete]") {
+  const double T = 2;
+  Completer c(fruit(), nullptr,
+              {.learn = true, .lambda = 0, .context_weight = 0, .model_temperature = T});
+  const std::string text = "banana apple ";
+  Predictor predictor(fruit());
+  const std::span<const float> logits = predictor.next_logits(encode_growing(fruit(), text));
+  double z = 0;
+  for (const float l : logits) z += std::exp(l / T);
+  // pie: e^(3/2) / (e^(3/2) + e^(1/2) + 4).
+  CHECK(z == Approx(std::exp(1.5) + std::exp(0.5) + 4));
+  const Completion got = c.complete(text);
+  REQUIRE(words_of(got) == words_of(Completer(fruit(), nullptr, {}).complete(text)));
+  for (const Suggestion& s : got.suggestions) {
+    const int id = fruit().vocab.find(s.word);
+    INFO(s.word);
+    CHECK(s.probability == Approx(std::exp(logits[static_cast<size_t>(id)] / T) / z));
+  }
+  // Without learn the temperature is not used: e^3 / (e^3 + e + 4).
+  Completer plain(fruit(), nullptr, {.model_temperature = T});
+  CHECK(plain.complete(text).suggestions[0].probability == Approx(std::exp(3.0) / kZ));
 }
