@@ -110,33 +110,25 @@ void CompletionOptions::add_to(CLI::App& command) {
   command.add_flag("--learn", options.learn,
                    "Adapt to the writer: mix in caches of the words written so far and of the "
                    "contexts they followed");
-  command
-      .add_option("--learn-weight", options.lambda,
-                  "With --learn: lambda, the word cache's share of each probability")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  command
-      .add_option("--learn-decay", options.decay,
-                  "With --learn: how much a word's use counts less for each word written "
-                  "after it")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  command
-      .add_option("--learn-context-weight", options.context_weight,
-                  "With --learn: mu, the context cache's share of each probability")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  command
-      .add_option("--learn-context-sharpness", options.context_theta,
-                  "With --learn: theta, how much more the context cache counts a closer context")
-      ->check(CLI::Range(0.0, 1000.0))
-      ->capture_default_str();
-  command
-      .add_option("--learn-temperature", options.model_temperature,
-                  "With --learn: T, the model's logits are divided by T before the caches are "
-                  "mixed in")
-      ->check(CLI::Range(0.05, 100.0))
-      ->capture_default_str();
+  // --learn's numbers, each a double in [low, high] with its default shown.
+  auto learn_number = [&](const char* name, double& value, const char* help, double low,
+                          double high) {
+    command.add_option(name, value, help)->check(CLI::Range(low, high))->capture_default_str();
+  };
+  learn_number("--learn-weight", options.lambda,
+               "With --learn: lambda, the word cache's share of each probability", 0, 1);
+  learn_number("--learn-decay", options.decay,
+               "With --learn: how much a word's use counts less for each word written after it", 0,
+               1);
+  learn_number("--learn-context-weight", options.context_weight,
+               "With --learn: mu, the context cache's share of each probability", 0, 1);
+  learn_number("--learn-context-sharpness", options.context_theta,
+               "With --learn: theta, how much more the context cache counts a closer context", 0,
+               1000);
+  learn_number("--learn-temperature", options.model_temperature,
+               "With --learn: T, the model's logits are divided by T before the caches are "
+               "mixed in",
+               0.05, 100);
   command.add_option("--history", history,
                      "Plain-text file of earlier writing, learned at start (implies --learn)");
   command.add_option("--lexicon", lexicon,

@@ -120,6 +120,7 @@ void Completer::rank_context(std::string_view tail) {
 
   const double lambda = options_.learn ? options_.lambda : 0;
   const double mu = options_.learn ? options_.context_weight : 0;
+  const double share = model_share();
   cache_p_.assign(candidates_.size(), 0);
   for (const auto& [key, entry] : cache_.entries()) {
     cache_p_[static_cast<size_t>(by_key_.at(key))] = lambda * cache_.probability(entry);
@@ -130,8 +131,7 @@ void Completer::rank_context(std::string_view tail) {
     const Candidate& c = candidates_[i];
     const bool in_vocabulary = c.id >= 0;
     if (!in_vocabulary && cache_p_[i] == 0) continue;  // a lexicon word: offered after these
-    const double model_part =
-        (1 - lambda - mu) * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
+    const double model_part = share * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
     const double cache_part = cache_p_[i];
     ranked_words_.push_back({model_part + cache_part, static_cast<int>(i),
                              cache_part > model_part ? Source::kHistory : Source::kModel});
@@ -142,6 +142,10 @@ void Completer::rank_context(std::string_view tail) {
   std::partial_sort(ranked_words_.begin(),
                     ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_),
                     ranked_words_.end(), better);
+}
+
+double Completer::model_share() const {
+  return options_.learn ? 1 - options_.lambda - options_.context_weight : 1;
 }
 
 bool Completer::better(const Ranked& a, const Ranked& b) {
@@ -204,10 +208,10 @@ Completion Completer::complete(std::string_view text) {
   }
   // Too few: the lexicon's words outside the vocabulary, most frequent first
   // (p(unk) * count / oov_count falls with the count).
-  const double model_share = options_.learn ? 1 - options_.lambda - options_.context_weight : 1;
+  const double share = model_share();
   for (int i = lexicon_begin_; i < lexicon_end_; ++i) {
     if (cache_p_[static_cast<size_t>(i)] > 0) continue;  // ranked above with the caches
-    const double p = model_share * p_unk_ * candidates_[static_cast<size_t>(i)].share;
+    const double p = share * p_unk_ * candidates_[static_cast<size_t>(i)].share;
     if (offer(i, p, Source::kLexicon)) return out;
   }
   return out;

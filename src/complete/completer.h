@@ -106,6 +106,8 @@ class Completer {
     Source source;
   };
 
+  // p_model's weight in p(w): 1 - lambda - mu with learn, else 1.
+  double model_share() const;
   // Best first: the higher probability, then the lower candidate index.
   static bool better(const Ranked& a, const Ranked& b);
   // ranked_words_[i] in that order, sorting the rest of them on first use.
