@@ -2,6 +2,9 @@
 # found the normal CMake way; nothing is vendored or downloaded.
 find_package(CLI11 2.1 REQUIRED CONFIG)           # libcli11-dev
 find_package(nlohmann_json 3.10 REQUIRED CONFIG)  # nlohmann-json3-dev
+# Boost.Beast and Asio for `nextword serve` (libboost1.74-dev; header-only).
+find_package(Boost 1.74 REQUIRED)
+find_package(Threads REQUIRED)
 
 # OpenBLAS through its CBLAS interface (libopenblas-dev). FindBLAS finds the
 # library; the header sits in a per-variant directory on Debian.

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev catch2
-          python3)
+          libboost1.74-dev python3)
 if [[ "${1:-}" == "--train" || "${1:-}" == "--test" ]]; then
   packages+=(libdnnl-dev ocl-icd-opencl-dev opencl-headers)
 fi
@@ -21,10 +21,11 @@ if [[ "${1:-}" == "--test" ]]; then
   # keystroke savings, never linked into nextword; GNU parallel and rsync (its
   # --basefile transfer) for the split-input and multi-host tests; Open MPI
   # for data-parallel training (the CMake option NEXTWORD_MPI); time (peak
-  # memory) and mount (a small tmpfs that fills) for the error matrix.
+  # memory) and mount (a small tmpfs that fills) for the error matrix; wrk
+  # and slowhttptest load and attack `nextword serve`.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
-             time mount)
+             time mount wrk slowhttptest)
 fi
 
 missing=()

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The shape of the source tree, checked (issue 12):
+"""The shape of the source tree, checked (issues 12 and 25):
 
   - folders depend one way: a file in src/F includes headers of F and of the
     folders below F in BELOW only (README's Layout picture), so the
-    folder-level include graph has no cycle;
+    folder-level include graph has no cycle, and the two front ends (cli and
+    serve) never include each other;
   - only src/math (the products) and src/base (the threading policy, which
     sets OpenBLAS's thread count) talk to BLAS: no other file includes
     cblas.h or calls cblas_ or openblas_, so the CLI uses engine headers only;
@@ -28,8 +29,19 @@ BELOW = {
     "train": {"transformer", "model", "math", "text", "base"},
     "complete": {"predict", "transformer", "model", "math", "text", "base"},
     "inspect": {"predict", "transformer", "model", "math", "text", "base"},
-    "cli": {"inspect", "complete", "predict", "train", "transformer", "model", "math", "text", "base"},
+    "views": {"inspect", "complete", "predict", "transformer", "model", "math", "text", "base"},
+    "editor": {"complete", "predict", "transformer", "model", "math", "text", "base"},
+    "cli": {"views", "editor", "inspect", "complete", "predict", "train", "transformer", "model",
+            "math", "text", "base"},
+    "serve": {"views", "inspect", "complete", "predict", "transformer", "model", "math", "text",
+              "base"},
+    "main": {"cli", "serve", "views", "editor", "inspect", "complete", "predict", "train",
+             "transformer", "model", "math", "text", "base"},
 }
+# The two front ends, cli (the command line) and serve (HTTP), stand side by
+# side: neither includes the other (BELOW says so; this names it).
+FRONT_ENDS = ("cli", "serve")
+assert not any(a in BELOW[b] for a in FRONT_ENDS for b in FRONT_ENDS)
 LAYERS = list(BELOW)  # lowest first, for printing
 BLAS_FOLDERS = {"base", "math"}
 MAX_LINES = 450

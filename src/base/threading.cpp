@@ -39,6 +39,8 @@ void set_threading(Threading mode, int threads) {
   omp_set_num_threads(threads);
 }
 
+void set_worker_threads(int threads) { omp_set_num_threads(threads); }
+
 bool rows_split() { return split_rows; }
 
 bool fixed_row_blocks() { return policy == Threading::kRows; }

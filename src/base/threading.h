@@ -24,6 +24,10 @@ enum class Threading { kBlas, kRows };
 // Applies the policy to OpenBLAS and OpenMP, for `threads` threads.
 void set_threading(Threading mode, int threads);
 
+// For a thread the program started itself (a server's worker): the OpenMP
+// teams this thread starts get `threads` threads. OpenMP keeps that setting
+// per thread, so a new thread does not inherit set_threading's.
+void set_worker_threads(int threads);
 // True under kRows with more than one thread: math/ splits product rows.
 bool rows_split();
 

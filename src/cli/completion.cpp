@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "base/bounded_read.h"
@@ -138,11 +137,7 @@ void CompletionOptions::add_to(CLI::App& command) {
 
 std::optional<Lexicon> CompletionOptions::load_lexicon(const ModelPaths& paths) const {
   if (!lexicon.empty()) return read_lexicon(lexicon);
-  const std::filesystem::path beside =
-      std::filesystem::path(paths.vocab).parent_path() / "lexicon.tsv";
-  std::error_code ec;
-  if (!std::filesystem::exists(beside, ec)) return std::nullopt;
-  return read_lexicon(beside.string());
+  return read_lexicon_beside(paths.vocab);
 }
 
 Completer CompletionOptions::make_completer(const Model& model, const Lexicon* lexicon_of) const {
@@ -162,31 +157,7 @@ Completer CompletionOptions::make_completer(const Model& model, const Lexicon* l
   return completer;
 }
 
-std::string completion_record(const std::string& text, const Completion& c, Format format) {
-  std::string line;
-  if (format == Format::kJson) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const Suggestion& s : c.suggestions) {
-      list.push_back(
-          {{"word", s.word}, {"probability", s.probability}, {"source", source_name(s.source)}});
-    }
-    const nlohmann::ordered_json record = {
-        {"text", text}, {"context", c.context}, {"prefix", c.prefix}, {"suggestions", list}};
-    return record.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  }
-  for (const Suggestion& s : c.suggestions) {
-    if (!line.empty()) line += format == Format::kTsv ? "\t" : "  ";
-    line += s.word;
-    if (format == Format::kTsv) {
-      char p[32];
-      std::snprintf(p, sizeof p, "\t%.6f", s.probability);
-      line += p;
-    }
-  }
-  return line;
-}
-
-void stream_completions(Completer& completer, LineReader& input, Format format, bool notes,
+void stream_completions(Completer& completer, LineReader& input, views::Format format, bool notes,
                         int batch, const RecordSink& sink) {
   std::vector<std::string> lines;
   std::vector<char> cuts;
@@ -198,7 +169,7 @@ void stream_completions(Completer& completer, LineReader& input, Format format, 
       if (cuts[i] && notes) {
         sink.report("<stdin>:" + std::to_string(number) + ": " + LineReader::kCutNote);
       }
-      sink.record(completion_record(lines[i], completer.complete(lines[i]), format));
+      sink.record(views::completion_record(lines[i], completer.complete(lines[i]), format));
     }
   }
 }

@@ -1,6 +1,6 @@
 // What `complete`, `type` and `eval --ksr` share: the completer's options on
 // the command line, the lexicon beside the model, the history file, and the
-// records of a completion.
+// stream of completion records.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "cli/line_reader.h"
-#include "cli/output.h"
 #include "cli/record_stream.h"
 #include "complete/completer.h"
 #include "model/lexicon.h"
 #include "model/model_file.h"
+#include "views/records.h"
 
 namespace nextword::cli {
 
@@ -39,16 +39,12 @@ double quantile(std::vector<double> values, double q);
 // forgets older words anyway).
 constexpr size_t kMaxHistoryBytes = size_t{16} << 20;
 
-// One record: text (words two spaces apart), TSV (word<TAB>probability...)
-// or JSON {"text", "context", "prefix", "suggestions": [{"word", "probability", "source"}]}.
-std::string completion_record(const std::string& text, const Completion& c, Format format);
-
 // Reads `input` to its end, one text per line (its whitespace at the end
 // kept), and writes one record per line, in order: the lines are successive
 // states of one typing session. Lines already waiting have their contexts
 // run together, up to `batch` lines at a time; a line typed by hand is
 // answered at once. `notes`: say when a line was cut to its last 64 KiB.
-void stream_completions(Completer& completer, LineReader& input, Format format, bool notes,
+void stream_completions(Completer& completer, LineReader& input, views::Format format, bool notes,
                         int batch, const RecordSink& sink);
 
 }  // namespace nextword::cli

@@ -1,11 +1,11 @@
 // nextword generate: continue a phrase word by word.
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "predict/generate.h"
 #include "text/tokenizer.h"
+#include "views/records.h"
 
 namespace nextword::cli {
 namespace {
@@ -46,17 +46,9 @@ struct GenerateCommand {
     Predictor predictor(m);
     const std::string phrase = join(words);
     const std::vector<int> ids = generate(predictor, encode(m, phrase), options);
-    std::vector<std::string> added;
-    for (int id : ids) added.push_back(m.vocab.word(id));
-    std::string text = phrase;
-    append_as_text(text, added);
-    capitalize_sentences(text, phrase.size());
-    if (format == "json") {
-      write_line(nlohmann::ordered_json{{"phrase", phrase}, {"words", added}, {"text", text}}.dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace));
-    } else {
-      write_line(text);
-    }
+    write_line(
+        views::generate_record(views::generated(m, phrase, ids),
+                               format == "json" ? views::Format::kJson : views::Format::kText));
     return 0;
   }
 };

@@ -1,8 +1,10 @@
 // nextword info: the model's config, parameter count and files.
 #include "cli/commands.h"
-#include "cli/output.h"
+#include "views/records.h"
 
 namespace nextword::cli {
+
+using namespace views;
 namespace {
 
 struct InfoCommand {

@@ -1,7 +1,6 @@
 // nextword lens | trace | attribute PHRASE: the whole computation behind a
 // prediction (inspect/), one record per phrase, from the arguments or one
 // phrase per stdin line as `predict` reads them.
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <memory>
@@ -9,15 +8,18 @@
 #include "base/error.h"
 #include "base/threading.h"
 #include "cli/commands.h"
-#include "cli/inspect_output.h"
 #include "cli/line_reader.h"
 #include "predict/predictor.h"
 #include "text/tokenizer.h"
+#include "views/inspect_records.h"
+#include "views/records.h"
 
 namespace nextword::cli {
+
+using namespace views;
 namespace {
 
-enum class Look { kLens, kTrace, kAttribute };
+using views::Look;
 
 struct InspectCommand {
   Look look = Look::kLens;
@@ -26,11 +28,8 @@ struct InspectCommand {
   std::string format = "text";
   bool quiet = false;
   int threads = 0;
-  int top_k = 5;                  // lens
-  bool mid = false;               // lens
-  bool all_positions = false;     // lens
-  std::vector<std::string> only;  // trace
-  std::string word;               // attribute
+  views::LookOptions options;
+  std::string word;  // attribute: --word
 
   void add_to(CLI::App& command) {
     model.add_to(command);
@@ -43,29 +42,28 @@ struct InspectCommand {
   int run() {
     set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
     const Model m = model.load();
-    int id = -1;
     if (!word.empty()) {
-      id = m.vocab.find(word);
-      if (id < 0 || m.is_special(id)) {
+      options.word = m.vocab.find(word);
+      if (options.word < 0 || m.is_special(options.word)) {
         throw Error(ExitCode::kUsage, "--word: \"" + word + "\" is not a word of the vocabulary");
       }
     }
     if (!words.empty()) {
       // As `predict PHRASE`: a bad phrase is an error, not a record.
-      show(m, encode(m, join(words)), join(words), id);
+      show(m, encode(m, join(words)), join(words));
       return 0;
     }
     LineReader input = LineReader::standard_input();
     std::string line;
     int status = 0;
     for (long number = 1; input.next(line); ++number) {
-      if (!show_line(m, line, "<stdin>:" + std::to_string(number) + ": ", id)) status = 4;
+      if (!show_line(m, line, "<stdin>:" + std::to_string(number) + ": ")) status = 4;
     }
     return status;
   }
 
   // Writes the record of a stdin line (or its error record); false on a bad phrase.
-  bool show_line(const Model& m, const std::string& line, const std::string& where, int id) const {
+  bool show_line(const Model& m, const std::string& line, const std::string& where) const {
     Encoded input;
     try {
       input = encode(m, line);
@@ -75,13 +73,13 @@ struct InspectCommand {
       write_line(error_record(line, e, json() ? Format::kJson : Format::kText));
       return false;
     }
-    show(m, std::move(input), line, id, where);
+    show(m, std::move(input), line, where);
     return true;
   }
 
   bool json() const { return format == "json"; }
 
-  void show(const Model& m, Encoded input, const std::string& phrase, int id,
+  void show(const Model& m, Encoded input, const std::string& phrase,
             const std::string& where = "") const {
     const Format f = json() ? Format::kJson : Format::kText;
     if (!quiet && f != Format::kJson && input.truncated) {
@@ -91,48 +89,7 @@ struct InspectCommand {
     if (!quiet && f != Format::kJson && !input.unknown.empty()) {
       report(where + "note: not in the vocabulary: " + join(input.unknown));
     }
-    const Inspection inspection(m, std::move(input));
-    switch (look) {
-      case Look::kLens: write_line(lens_record(phrase, inspection, lens(inspection), f)); break;
-      case Look::kTrace:
-        write_line(trace_record(phrase, inspection, selected(inspection), f));
-        break;
-      case Look::kAttribute: {
-        int target = id;
-        if (target < 0) {
-          std::vector<Candidate> best;
-          top_candidates(m, inspection.final_logits().data(), 1, best);
-          if (best.empty())
-            throw Error(ExitCode::kUsage, "the vocabulary has no word to attribute");
-          target = best.front().id;
-        }
-        write_line(attribution_record(phrase, inspection, attribute(inspection, target), f));
-        break;
-      }
-    }
-  }
-
-  std::vector<PositionLens> lens(const Inspection& inspection) const {
-    std::vector<PositionLens> out;
-    const int T = inspection.length();
-    for (int p = all_positions ? 0 : T - 1; p < T; ++p) {
-      out.push_back({p, logit_lens(inspection, p, top_k, mid)});
-    }
-    return out;
-  }
-
-  std::vector<NamedActivation> selected(const Inspection& inspection) const {
-    std::vector<NamedActivation> all = trace(inspection);
-    if (only.empty()) return all;
-    std::erase_if(all, [this](const NamedActivation& a) {
-      return std::none_of(only.begin(), only.end(), [&a](const std::string& glob) {
-        return fnmatch(glob.c_str(), a.name.c_str(), 0) == 0;
-      });
-    });
-    if (all.empty()) {
-      throw Error(ExitCode::kUsage, "--only: no activation of this model matches " + join(only));
-    }
-    return all;
+    write_line(views::look_record(m, look, phrase, std::move(input), options, f));
   }
 };
 
@@ -149,15 +106,15 @@ CLI::App* add_look(CLI::App& app, std::function<int()>& run, Look look, const ch
       ->capture_default_str();
   run = [command] { return command->run(); };
   if (look == Look::kLens) {
-    c->add_option("-k,--top-k", command->top_k, "Words shown at each step")
+    c->add_option("-k,--top-k", command->options.top_k, "Words shown at each step")
         ->check(CLI::Range(1, 1 << 24))
         ->capture_default_str();
-    c->add_flag("--mid", command->mid, "Also after each layer's attention block");
-    c->add_flag("--all-positions", command->all_positions,
+    c->add_flag("--mid", command->options.mid, "Also after each layer's attention block");
+    c->add_flag("--all-positions", command->options.all_positions,
                 "Every position of the phrase, not only the last");
   }
   if (look == Look::kTrace) {
-    c->add_option("--only", command->only,
+    c->add_option("--only", command->options.only,
                   "Only the activations whose names match this shell glob (repeatable), "
                   "e.g. 'blocks.0.attn.*'")
         ->allow_extra_args(false);  // --only G PHRASE: the phrase is not a second glob

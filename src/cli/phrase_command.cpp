@@ -8,11 +8,13 @@
 #include "base/file_output.h"
 #include "base/threading.h"
 #include "cli/line_reader.h"
-#include "cli/output.h"
 #include "predict/predictor.h"
 #include "text/tokenizer.h"
+#include "views/records.h"
 
 namespace nextword::cli {
+
+using namespace views;
 
 void PhraseCommand::add_to(CLI::App& command) {
   model.add_to(command);

@@ -8,6 +8,8 @@
 #include "text/tokenizer.h"
 
 namespace nextword::cli {
+
+using namespace views;
 namespace {
 
 std::string line_label(long number) { return "<stdin>:" + std::to_string(number) + ": "; }

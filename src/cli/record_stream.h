@@ -6,14 +6,19 @@
 #include <functional>
 #include <string>
 
-#include "cli/attention_page.h"
-#include "cli/attention_view.h"
 #include "cli/line_reader.h"
-#include "cli/output.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
+#include "views/attention_page.h"
+#include "views/attention_view.h"
+#include "views/records.h"
 
 namespace nextword::cli {
+
+// The views' names every command that prints records uses.
+using views::AttentionChoice;
+using views::Color;
+using views::Format;
 
 // What an attention record shows.
 enum class View { kJson, kText, kSvg, kHtml, kBertviz };

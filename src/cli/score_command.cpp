@@ -3,7 +3,6 @@
 // perplexity lies in a range (corpus filtering), or one whole file.
 #include <unistd.h>
 
-#include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -12,16 +11,16 @@
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "cli/line_reader.h"
-#include "cli/output.h"
 #include "predict/predictor.h"
 #include "predict/scorer.h"
 #include "text/documents.h"
 #include "text/tokenizer.h"
+#include "views/records.h"
 
 namespace nextword::cli {
 namespace {
 
-using json = nlohmann::ordered_json;
+using namespace views;
 
 // Totals for the summary on stderr.
 struct Tally {
@@ -31,11 +30,6 @@ struct Tally {
   double logprob = 0;        // every word
   double known_logprob = 0;  // words in the vocabulary only
 };
-
-double perplexity(double logprob, long words) {
-  return words > 0 ? std::exp(-logprob / static_cast<double>(words))
-                   : std::numeric_limits<double>::quiet_NaN();
-}
 
 struct ScoreCommand {
   ModelOptions model;
@@ -170,37 +164,10 @@ struct ScoreCommand {
   std::string record(const Model& m, const std::pair<const char*, std::string>& source,
                      const std::vector<std::string>& tokens, const std::vector<int>& ids,
                      const std::vector<TokenScore>& scores) const {
-    double logprob = 0;
-    int oov = 0;
-    json list = json::array();
-    std::string text;
-    for (const TokenScore& s : scores) {
-      const auto t = static_cast<size_t>(s.position);
-      const bool unknown = ids[t] == m.unk_id;
-      logprob += s.logprob;
-      oov += unknown;
-      if (format == "json") {
-        list.push_back({{"word", tokens[t]},
-                        {"id", ids[t]},
-                        {"logprob", s.logprob},
-                        {"rank", s.rank},
-                        {"unknown", unknown}});
-      } else if (format == "text") {
-        text += tokens[t] + "=" + std::to_string(ids[t]) + " " + fixed(s.logprob, 4) + "\t";
-      }
-    }
-    const double p = perplexity(logprob, static_cast<long>(scores.size()));
-    if (format == "tsv") {
-      return fixed(logprob, 6) + "\t" + fixed(p, 6) + "\t" + std::to_string(oov) + "\t" +
-             std::to_string(scores.size());
-    }
-    if (format == "text")
-      return text + "Total: " + fixed(logprob, 4) + " OOV: " + std::to_string(oov);
-    json r = {{source.first, source.second}, {"tokens", tokens}, {"ids", ids}, {"words", list}};
-    r["logprob"] = logprob;
-    r["perplexity"] = scores.empty() ? json(nullptr) : json(p);
-    r["oov"] = oov;
-    return dump(r);
+    const Format f = format == "json"  ? Format::kJson
+                     : format == "tsv" ? Format::kTsv
+                                       : Format::kText;
+    return score_record(m, source, tokens, ids, scores, f);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <unordered_set>
 
 #include "base/error.h"
@@ -83,6 +84,14 @@ std::string format_lexicon(const Lexicon& lexicon) {
     out += '\n';
   }
   return out;
+}
+
+std::optional<Lexicon> read_lexicon_beside(const std::string& vocab_path) {
+  const std::filesystem::path beside =
+      std::filesystem::path(vocab_path).parent_path() / "lexicon.tsv";
+  std::error_code ec;
+  if (!std::filesystem::exists(beside, ec)) return std::nullopt;
+  return read_lexicon(beside.string());
 }
 
 }  // namespace nextword

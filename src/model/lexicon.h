@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ void sort_lexicon(Lexicon& lexicon);
 // Reads lexicon.tsv. Throws model_error("FILE:LINE", ...) on the first line
 // that breaks the format, and when the file is missing or too large.
 Lexicon read_lexicon(const std::string& path);
+// The lexicon.tsv beside a model's vocab.json, when there is one (the
+// default lexicon of `complete`, `type` and `serve`).
+std::optional<Lexicon> read_lexicon_beside(const std::string& vocab_path);
 // The same rules on bytes in memory, named `path` in messages.
 Lexicon parse_lexicon(const std::string& path, std::string_view text);
 

@@ -50,7 +50,8 @@ int choose_next(const Model& model, const float* logits, const GenerateOptions& 
 // generation is so the top-1 of `predict`, word for word. Past max_len the
 // window is encode_growing's (growing_window): it moves once a sentence, and
 // the cache serves every word in between.
-std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& o) {
+std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& o,
+                          const std::function<bool(int id)>& on_word) {
   const Model& model = predictor.model();
   std::vector<int> words;
   for (int step = 0; step < o.max_words; ++step) {
@@ -62,6 +63,7 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
     words.push_back(id);
     input.ids.push_back(id);
     input.tokens.push_back(model.vocab.word(id));
+    if (on_word && !on_word(id)) break;
   }
   return words;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ struct GenerateOptions {
 // The ids of the words that follow `input`, max_words of them. Past max_len
 // the context is encode_growing's window (predictor.h), which moves once a
 // sentence.
-std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& options);
+// `on_word` (when given) hears of each word as it is chosen; when it
+// returns false, generation stops there (a reader that went away).
+std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& options,
+                          const std::function<bool(int id)>& on_word = {});
 
 // The id chosen from next-word logits with these options, among the words
 // ranked by predict/ranking.h (specials never);

@@ -3,7 +3,7 @@
 // the text heatmap's shades, the SVG's cells, bertviz's shape and the HTML
 // page's data, on hand-made weights, the fruit example (data/examples/fruit:
 // "banana apple" attends [[1, 0], [0.5, 0.5]]) and the default model.
-#include "cli/attention_view.h"
+#include "views/attention_view.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/attention_page.h"
-#include "cli/heat.h"
-#include "cli/output.h"
+#include "views/attention_page.h"
+#include "views/heat.h"
+#include "views/records.h"
 
 using namespace nextword;
-using namespace nextword::cli;
+using namespace nextword::views;
 
 namespace {
 

@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "cli/output.h"
 #include "cli/record_stream.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
+#include "views/records.h"
 
 using nextword::cli::LineReader;
 
@@ -146,9 +146,9 @@ TEST_CASE("the cut is reported once, for its own line, and the next line is whol
   CHECK(notes[1] == "<stdin>:1: note: phrase cut to its last 8 tokens (max_len)");
   // The second line is predicted as written: as the phrase "phone apple".
   nextword::Predictor alone(fruit);
-  CHECK(records[1] == nextword::cli::prediction_record(fruit, "phone apple",
-                                                       alone.predict("phone apple", options.top_k),
-                                                       options.format));
+  CHECK(records[1] ==
+        nextword::views::prediction_record(
+            fruit, "phone apple", alone.predict("phone apple", options.top_k), options.format));
 }
 
 TEST_CASE("a long line keeps its last 64 KiB however the reads split it", "[line_reader]") {

@@ -1,4 +1,4 @@
-#include "cli/attention_view.h"
+#include "views/attention_view.h"
 
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
-#include "cli/heat.h"
-#include "cli/output.h"
+#include "views/heat.h"
+#include "views/records.h"
 
-namespace nextword::cli {
+namespace nextword::views {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -253,4 +253,4 @@ std::vector<std::string> explain_lines(const Model& model, const Prediction& p) 
   return lines;
 }
 
-}  // namespace nextword::cli
+}  // namespace nextword::views

@@ -1,4 +1,4 @@
-#include "cli/attention_page.h"
+#include "views/attention_page.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cli/attention_view.h"
-#include "cli/heat.h"
-#include "cli/inspect_output.h"
 #include "inspect/attribution.h"
 #include "inspect/inspection.h"
 #include "inspect/lens.h"
+#include "views/attention_view.h"
+#include "views/heat.h"
+#include "views/inspect_records.h"
 
-namespace nextword::cli {
+namespace nextword::views {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -91,11 +91,14 @@ json lens_view(const Inspection& inspection, Looks& looks) {
 // json` gives it but with the parts largest |value| first, and whether a
 // final norm stands between them and the classifier; null when the
 // vocabulary has no word to predict.
-json attribution_view(const Inspection& inspection) {
-  std::vector<Candidate> best;
-  top_candidates(inspection.model(), inspection.final_logits().data(), 1, best);
-  if (best.empty()) return nullptr;
-  Attribution a = attribute(inspection, best.front().id);
+json attribution_view(const Inspection& inspection, int word) {
+  if (word < 0) {
+    std::vector<Candidate> best;
+    top_candidates(inspection.model(), inspection.final_logits().data(), 1, best);
+    if (best.empty()) return nullptr;
+    word = best.front().id;
+  }
+  Attribution a = attribute(inspection, word);
   std::stable_sort(a.parts.begin(), a.parts.end(), [](const LogitPart& x, const LogitPart& y) {
     return std::abs(x.value) > std::abs(y.value);
   });
@@ -106,7 +109,17 @@ json attribution_view(const Inspection& inspection) {
 
 }  // namespace
 
-std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
+void fill_placeholder(std::string& page, std::string_view placeholder, std::string_view text,
+                      const std::string& file) {
+  const size_t at = page.find(placeholder);
+  if (at == std::string::npos) {
+    throw Error(ExitCode::kFailure, file + ": has no " + std::string(placeholder));
+  }
+  page.replace(at, placeholder.size(), text);
+}
+
+json attention_page_data(const Model& model, const std::string& phrase, const Prediction& p,
+                         int word) {
   const Config& c = model.config;
   const std::vector<std::string>& words = p.input.tokens;
   const size_t T = words.size();
@@ -140,25 +153,27 @@ std::string attention_html(const Model& model, const std::string& phrase, const 
   }
   const Inspection inspection(model, p.input);
   json lens = lens_view(inspection, looks);
-  const json data = {{"phrase", phrase},
-                     {"tokens", words},
-                     {"layers", labels(c.n_layers)},
-                     {"heads", labels(c.n_heads)},
-                     {"layer", c.n_layers},  // the last layer
-                     {"head", 0},            // the mean of its heads
-                     {"views", std::move(views)},
-                     {"scale", looks.take()},
-                     {"predictions", std::move(predictions)},
-                     {"lens", std::move(lens)},
-                     {"attribution", attribution_view(inspection)}};
+  return {{"phrase", phrase},
+          {"tokens", words},
+          {"layers", labels(c.n_layers)},
+          {"heads", labels(c.n_heads)},
+          {"layer", c.n_layers},  // the last layer
+          {"head", 0},            // the mean of its heads
+          {"views", std::move(views)},
+          {"scale", looks.take()},
+          {"predictions", std::move(predictions)},
+          {"lens", std::move(lens)},
+          {"attribution", attribution_view(inspection, word)}};
+}
+
+std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
   std::string page(attention_page_template());
-  const size_t at = page.find(kPageData);
-  if (at == std::string::npos) {
-    throw Error(ExitCode::kFailure, "attention_page.html: has no " + std::string(kPageData));
-  }
-  page.replace(at, kPageData.size(), script_json(data));
+  fill_placeholder(page, kPageStyle, attention_view_style(), "attention_page.html");
+  fill_placeholder(page, kPageDraw, attention_draw_script(), "attention_page.html");
+  fill_placeholder(page, kPageData, script_json(attention_page_data(model, phrase, p)),
+                   "attention_page.html");
   if (page.ends_with('\n')) page.pop_back();  // the record's own newline ends it
   return page;
 }
 
-}  // namespace nextword::cli
+}  // namespace nextword::views

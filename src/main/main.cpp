@@ -1,6 +1,8 @@
-// nextword: the command-line front end. main() sets up CLI11, registers the
-// subcommands (each in its own *_command.cpp) and turns errors into exit
-// codes; all the math is in the engine library (src/math, src/model, ...).
+// nextword: the program. main() sets up CLI11, registers the subcommands
+// of both front ends (the command line's, each in its own
+// src/cli/*_command.cpp, and `serve`, src/main/serve_command.cpp) and turns
+// errors into exit codes; all the math is in the engine library (src/math,
+// src/model, ...).
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/stop_signals.h"
+#include "main/serve_command.h"
 
 namespace nextword::cli {
 namespace {
@@ -26,15 +29,22 @@ int run(int argc, char** argv) {
 
   // Registered in the order `nextword --help` lists them (a braced list is
   // evaluated left to right).
-  std::function<int()> runs[14];
-  CLI::App* const commands[] = {
-      add_predict_command(app, runs[0]), add_complete_command(app, runs[1]),
-      add_type_command(app, runs[2]),    add_attention_command(app, runs[3]),
-      add_score_command(app, runs[4]),   add_lens_command(app, runs[5]),
-      add_trace_command(app, runs[6]),   add_attribute_command(app, runs[7]),
-      add_info_command(app, runs[8]),    add_train_command(app, runs[9]),
-      add_eval_command(app, runs[10]),   add_convert_command(app, runs[11]),
-      add_bench_command(app, runs[12]),  add_generate_command(app, runs[13])};
+  std::function<int()> runs[15];
+  CLI::App* const commands[] = {add_predict_command(app, runs[0]),
+                                add_complete_command(app, runs[1]),
+                                add_type_command(app, runs[2]),
+                                add_attention_command(app, runs[3]),
+                                add_score_command(app, runs[4]),
+                                add_lens_command(app, runs[5]),
+                                add_trace_command(app, runs[6]),
+                                add_attribute_command(app, runs[7]),
+                                add_info_command(app, runs[8]),
+                                add_train_command(app, runs[9]),
+                                add_eval_command(app, runs[10]),
+                                add_convert_command(app, runs[11]),
+                                add_bench_command(app, runs[12]),
+                                add_generate_command(app, runs[13]),
+                                nextword::add_serve_command(app, runs[14])};
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* command : app.get_subcommands({})) {

@@ -1,11 +1,15 @@
-#include "cli/inspect_output.h"
+#include "views/inspect_records.h"
+
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "cli/attention_view.h"
+#include "base/error.h"
+#include "text/tokenizer.h"
+#include "views/attention_view.h"
 
-namespace nextword::cli {
+namespace nextword::views {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -225,4 +229,52 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
   return out;
 }
 
-}  // namespace nextword::cli
+namespace {
+
+std::vector<PositionLens> lens_positions(const Inspection& inspection, const LookOptions& o) {
+  std::vector<PositionLens> out;
+  const int T = inspection.length();
+  for (int p = o.all_positions ? 0 : T - 1; p < T; ++p) {
+    out.push_back({p, logit_lens(inspection, p, o.top_k, o.mid)});
+  }
+  return out;
+}
+
+std::vector<NamedActivation> selected(const Inspection& inspection, const LookOptions& o,
+                                      const std::string& only_field) {
+  std::vector<NamedActivation> all = trace(inspection);
+  if (o.only.empty()) return all;
+  std::erase_if(all, [&o](const NamedActivation& a) {
+    return std::none_of(o.only.begin(), o.only.end(), [&a](const std::string& glob) {
+      return fnmatch(glob.c_str(), a.name.c_str(), 0) == 0;
+    });
+  });
+  if (all.empty()) {
+    throw Error(ExitCode::kUsage,
+                only_field + ": no activation of this model matches " + join(o.only));
+  }
+  return all;
+}
+
+}  // namespace
+
+std::string look_record(const Model& m, Look look, const std::string& phrase, Encoded input,
+                        const LookOptions& o, Format format, const std::string& only_field) {
+  const Inspection inspection(m, std::move(input));
+  switch (look) {
+    case Look::kLens: return lens_record(phrase, inspection, lens_positions(inspection, o), format);
+    case Look::kTrace:
+      return trace_record(phrase, inspection, selected(inspection, o, only_field), format);
+    case Look::kAttribute: break;
+  }
+  int target = o.word;
+  if (target < 0) {
+    std::vector<Candidate> best;
+    top_candidates(m, inspection.final_logits().data(), 1, best);
+    if (best.empty()) throw Error(ExitCode::kUsage, "the vocabulary has no word to attribute");
+    target = best.front().id;
+  }
+  return attribution_record(phrase, inspection, attribute(inspection, target), format);
+}
+
+}  // namespace nextword::views

@@ -1,19 +1,19 @@
-// How `lens`, `trace` and `attribute` print what inspect/ computed: one
+// How `lens`, `trace` and `attribute` show what inspect/ computed: one
 // record per phrase, as a JSON line or as text for a terminal. The JSON
-// pieces are also what the HTML page (attention_page.h) draws.
+// pieces are also what the HTML pages (attention_page.h) draw.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "cli/output.h"
 #include "inspect/attribution.h"
 #include "inspect/inspection.h"
 #include "inspect/lens.h"
 #include "inspect/trace.h"
+#include "views/records.h"
 
-namespace nextword::cli {
+namespace nextword::views {
 
 // The lens at each position asked for.
 struct PositionLens {
@@ -35,4 +35,21 @@ std::string trace_record(const std::string& phrase, const Inspection& inspection
 std::string attribution_record(const std::string& phrase, const Inspection& inspection,
                                const Attribution& attribution, Format format);
 
-}  // namespace nextword::cli
+// One of the three looks at a phrase, with its options, as the command line
+// and the server both ask for it.
+enum class Look { kLens, kTrace, kAttribute };
+struct LookOptions {
+  int top_k = 5;                  // lens: words shown at each step
+  bool mid = false;               // lens: also after each layer's attention block
+  bool all_positions = false;     // lens: every position, not only the last
+  std::vector<std::string> only;  // trace: shell globs of the activations kept (none: all)
+  int word = -1;                  // attribute: the word's id (-1: the top prediction)
+};
+// Runs the inspection of `input` and returns the look's record. Throws
+// Error(kUsage) when `only` matches no activation (naming `only_field`), or
+// when the vocabulary has no word to attribute.
+std::string look_record(const Model& model, Look look, const std::string& phrase, Encoded input,
+                        const LookOptions& options, Format format,
+                        const std::string& only_field = "--only");
+
+}  // namespace nextword::views

@@ -1,13 +1,17 @@
-#include "cli/output.h"
+#include "views/records.h"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 
-namespace nextword::cli {
+#include "text/tokenizer.h"
+
+namespace nextword::views {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -156,4 +160,80 @@ std::string model_info(const Model& model, Format format) {
   return text;
 }
 
-}  // namespace nextword::cli
+std::string completion_record(const std::string& text, const Completion& c, Format format) {
+  std::string line;
+  if (format == Format::kJson) {
+    json list = json::array();
+    for (const Suggestion& s : c.suggestions) {
+      list.push_back(
+          {{"word", s.word}, {"probability", s.probability}, {"source", source_name(s.source)}});
+    }
+    return dump(
+        {{"text", text}, {"context", c.context}, {"prefix", c.prefix}, {"suggestions", list}});
+  }
+  for (const Suggestion& s : c.suggestions) {
+    if (!line.empty()) line += format == Format::kTsv ? "\t" : "  ";
+    line += s.word;
+    if (format == Format::kTsv) {
+      line += '\t';
+      line += fixed(s.probability, 6);
+    }
+  }
+  return line;
+}
+
+Generated generated(const Model& model, const std::string& phrase, const std::vector<int>& ids) {
+  Generated g{phrase, {}, phrase};
+  for (int id : ids) g.words.push_back(model.vocab.word(id));
+  append_as_text(g.text, g.words);
+  capitalize_sentences(g.text, phrase.size());
+  return g;
+}
+
+std::string generate_record(const Generated& g, Format format) {
+  if (format != Format::kJson) return g.text;
+  return dump({{"phrase", g.phrase}, {"words", g.words}, {"text", g.text}});
+}
+
+double perplexity(double logprob, long words) {
+  return words > 0 ? std::exp(-logprob / static_cast<double>(words))
+                   : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string score_record(const Model& m, const std::pair<const char*, std::string>& source,
+                         const std::vector<std::string>& tokens, const std::vector<int>& ids,
+                         const std::vector<TokenScore>& scores, Format format) {
+  double logprob = 0;
+  int oov = 0;
+  json list = json::array();
+  std::string text;
+  for (const TokenScore& s : scores) {
+    const auto t = static_cast<size_t>(s.position);
+    const bool unknown = ids[t] == m.unk_id;
+    logprob += s.logprob;
+    oov += unknown;
+    if (format == Format::kJson) {
+      list.push_back({{"word", tokens[t]},
+                      {"id", ids[t]},
+                      {"logprob", s.logprob},
+                      {"rank", s.rank},
+                      {"unknown", unknown}});
+    } else if (format == Format::kText) {
+      text += tokens[t] + "=" + std::to_string(ids[t]) + " " + fixed(s.logprob, 4) + "\t";
+    }
+  }
+  const double p = perplexity(logprob, static_cast<long>(scores.size()));
+  if (format == Format::kTsv) {
+    return fixed(logprob, 6) + "\t" + fixed(p, 6) + "\t" + std::to_string(oov) + "\t" +
+           std::to_string(scores.size());
+  }
+  if (format == Format::kText)
+    return text + "Total: " + fixed(logprob, 4) + " OOV: " + std::to_string(oov);
+  json r = {{source.first, source.second}, {"tokens", tokens}, {"ids", ids}, {"words", list}};
+  r["logprob"] = logprob;
+  r["perplexity"] = scores.empty() ? json(nullptr) : json(p);
+  r["oov"] = oov;
+  return dump(r);
+}
+
+}  // namespace nextword::views

@@ -13,7 +13,7 @@
 #include "model/model_file.h"
 #include "predict/predictor.h"
 
-namespace nextword::cli {
+namespace nextword::views {
 
 // -1 means "the mean over all of them".
 struct AttentionChoice {
@@ -58,4 +58,4 @@ std::string attention_bertviz(const Model& model, const Prediction& p);
 // layer (mean over heads), in plain words.
 std::vector<std::string> explain_lines(const Model& model, const Prediction& p);
 
-}  // namespace nextword::cli
+}  // namespace nextword::views

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace nextword::cli {
+namespace nextword::editor {
 
 enum class KeyKind {
   kText,       // a printable character; Key::text holds its UTF-8 bytes
@@ -99,4 +99,4 @@ int display_width(std::string_view text);
 // The bytes of the longest start of `text` that fits in `room` columns.
 size_t fitting_bytes(std::string_view text, int room);
 
-}  // namespace nextword::cli
+}  // namespace nextword::editor

@@ -1,4 +1,6 @@
-// How results look on stdout: one record per phrase, as text, TSV or JSON.
+// What a result looks like, whoever asked for it: one record per phrase (or
+// text), as text, TSV or JSON. The command line prints these records one per
+// line; the HTTP server answers with the JSON ones, byte for byte the same.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -6,10 +8,12 @@
 #include <vector>
 
 #include "base/error.h"
+#include "complete/completer.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
+#include "predict/scorer.h"
 
-namespace nextword::cli {
+namespace nextword::views {
 
 enum class Format { kText, kJson, kTsv };
 
@@ -39,4 +43,29 @@ std::string error_record(const std::string& phrase, const Error& error, Format f
 // `nextword info`
 std::string model_info(const Model& model, Format format);
 
-}  // namespace nextword::cli
+// `complete`'s record: text (words two spaces apart), TSV (word<TAB>probability...)
+// or JSON {"text", "context", "prefix", "suggestions": [{"word", "probability", "source"}]}.
+std::string completion_record(const std::string& text, const Completion& c, Format format);
+
+// `generate`'s result: the phrase with the words added as text (sentences
+// capitalized), and as JSON {"phrase", "words", "text"}.
+struct Generated {
+  std::string phrase;
+  std::vector<std::string> words;
+  std::string text;
+};
+Generated generated(const Model& model, const std::string& phrase, const std::vector<int>& ids);
+std::string generate_record(const Generated& g, Format format);
+
+// `score`'s record of one stream (a line, or a whole document): `source` is
+// {"text", the line} or {"document", the file}; `tokens` and `ids` the
+// stream's. Text: KenLM's query format; TSV: logprob, perplexity, OOV, words;
+// JSON {source, "tokens", "ids", "words": [{"word", "id", "logprob", "rank",
+// "unknown"}], "logprob", "perplexity", "oov"}.
+std::string score_record(const Model& model, const std::pair<const char*, std::string>& source,
+                         const std::vector<std::string>& tokens, const std::vector<int>& ids,
+                         const std::vector<TokenScore>& scores, Format format);
+// e^(-logprob / words); NaN for no words.
+double perplexity(double logprob, long words);
+
+}  // namespace nextword::views

@@ -1,4 +1,4 @@
-#include "cli/terminal.h"
+#include "editor/terminal.h"
 
 #include <fcntl.h>
 #include <locale.h>
@@ -24,7 +24,7 @@
 // Last: its macros are the capabilities' long names (columns, lines, tab...).
 #include <term.h>
 
-namespace nextword::cli {
+namespace nextword::editor {
 namespace {
 
 constexpr char kEscape = '\x1b';
@@ -417,4 +417,4 @@ size_t fitting_bytes(std::string_view text, int room) {
   return i;
 }
 
-}  // namespace nextword::cli
+}  // namespace nextword::editor

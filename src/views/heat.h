@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace nextword::cli {
+namespace nextword::views {
 
 struct Rgb {
   int r, g, b;
@@ -17,4 +17,4 @@ std::string hex(Rgb c);
 // "37%": a weight in whole percent.
 std::string percent(float w);
 
-}  // namespace nextword::cli
+}  // namespace nextword::views

@@ -1,10 +1,10 @@
-#include "cli/heat.h"
+#include "views/heat.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace nextword::cli {
+namespace nextword::views {
 namespace {
 
 constexpr Rgb kHeatStops[] = {{30, 32, 48}, {170, 60, 60}, {250, 200, 70}};
@@ -32,4 +32,4 @@ std::string percent(float w) {
   return std::to_string(static_cast<int>(std::lround(w * 100))) + "%";
 }
 
-}  // namespace nextword::cli
+}  // namespace nextword::views

@@ -1,0 +1,82 @@
+// nextword serve: the JSON API and the live page over HTTP (src/serve).
+#include "main/serve_command.h"
+
+#include <memory>
+#include <optional>
+
+#include "base/error.h"
+#include "base/threading.h"
+#include "cli/commands.h"
+#include "serve/server.h"
+
+namespace nextword {
+namespace {
+
+struct ServeCommand {
+  cli::ModelOptions model;
+  serve::ServerOptions options;
+  int threads = 0;
+
+  void add_to(CLI::App& c) {
+    model.add_to(c);
+    c.add_option("--host", options.host,
+                 "Address to listen on (loopback by default; 0.0.0.0 or :: for every interface)")
+        ->capture_default_str();
+    c.add_option("--port", options.port, "TCP port (0: any free one, named on stderr)")
+        ->check(CLI::Range(0, 65535))
+        ->capture_default_str();
+    c.add_option("-t,--threads", threads, "Workers answering calls (default: every core)")
+        ->check(CLI::Range(1, 1024));
+    c.add_option("--api-key", options.api_key,
+                 "Key every route but / and /health needs, as \"Authorization: Bearer KEY\" or "
+                 "\"X-API-Key: KEY\"")
+        ->envname("NEXTWORD_API_KEY");
+    c.add_option("--cors-origin", options.cors_origin,
+                 "Let pages of this origin call the API from a browser (CORS; off by default)");
+    c.add_option("--max-body", options.max_body,
+                 "Largest request body in bytes, declared or chunked (larger: 413)")
+        ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+        ->capture_default_str();
+    c.add_option("--max-connections", options.max_connections,
+                 "Client connections open at once (more are answered 503)")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    c.add_option("--header-timeout", options.header_timeout,
+                 "Seconds a request's whole header may take, and an idle connection may wait")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    c.add_option("--body-timeout", options.body_timeout, "Seconds a request's whole body may take")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
+    c.add_option("--queue", options.queue,
+                 "Calls waiting for a worker, at most (more are answered 503)")
+        ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+        ->capture_default_str();
+    c.add_option("--batch", options.batch,
+                 "Texts of concurrent calls run in one forward pass, at most")
+        ->check(CLI::Range(1, 1 << 16))
+        ->capture_default_str();
+  }
+
+  int run() {
+    options.threads = threads > 0 ? threads : available_cores();
+    // Each worker runs its products on its own thread.
+    set_threading(Threading::kRows, 1);
+    const Model m = model.load();
+    const std::optional<Lexicon> lexicon = read_lexicon_beside(m.paths.vocab);
+    serve::serve(m, lexicon ? &*lexicon : nullptr, options,
+                 [](const std::string& line) { cli::report(line); });
+    return 0;
+  }
+};
+
+}  // namespace
+
+CLI::App* add_serve_command(CLI::App& app, std::function<int()>& run) {
+  return cli::add_command<ServeCommand>(
+      app, "serve",
+      "Serve the JSON API (POST /v1/predict, /v1/complete, ...) and a live page at / over HTTP",
+      run);
+}
+
+}  // namespace nextword

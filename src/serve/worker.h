@@ -1,0 +1,65 @@
+// What a worker thread does with the calls it takes from the queue: its own
+// run state (a predictor and a scorer; a completer per call) over the one
+// mapped model, and the records the command line would print for them.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/lexicon.h"
+#include "model/model_file.h"
+#include "predict/predictor.h"
+#include "predict/scorer.h"
+#include "serve/call.h"
+
+namespace nextword::serve {
+
+// A call's answer: the body (a record, or {"results": [records]}, then a
+// newline) with status 200, or an error body with its status.
+struct Answer {
+  int status = 200;
+  std::string body;
+};
+
+// Which calls may share one forward pass: calls with the same key (-1: none).
+// predict (with or without --explain), attention and score batch; every
+// phrase of a batch gets the bits it would get alone.
+int batch_key(const Call& call);
+
+// Receives the events of a streamed generation, one word each; returns false
+// when the reader has gone (generation stops).
+using EventSink = std::function<bool(const std::string& event)>;
+
+class Worker {
+ public:
+  // `lexicon` may be null; the model and lexicon outlive the worker.
+  Worker(const Model& model, const Lexicon* lexicon);
+
+  // Answers calls that share a batch key (or one call), in order.
+  std::vector<Answer> run(std::span<const Call* const> calls);
+  // Answers a generate call with "stream": each word to `events` as it comes
+  // ({"word": W, "index": I}); the answer is the last event, generate's record.
+  Answer stream(const Call& call, const EventSink& events);
+
+ private:
+  std::vector<Answer> predict(std::span<const Call* const> calls);
+  std::vector<Answer> score(std::span<const Call* const> calls);
+  Answer one(const Call& call);
+  // attention's record, page or page data for one predicted phrase.
+  std::string attention(const Call& call, const std::string& text, const Prediction& p);
+  // The id of a word asked for by name (-1 for ""); throws Error(kUsage)
+  // when the vocabulary does not have it.
+  int word_id(const std::string& word) const;
+  // The record of one text of `call` (complete, lens, trace, attribute,
+  // generate); throws Error.
+  std::string record(const Call& call, const std::string& text, Completer* completer);
+
+  const Model& model_;
+  const Lexicon* lexicon_;
+  Predictor predictor_;
+  Scorer scorer_;
+};
+
+}  // namespace nextword::serve
