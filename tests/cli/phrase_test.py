@@ -287,7 +287,7 @@ class Pictures(unittest.TestCase):
             self.assertEqual(run("attention", "-f", "html", "-o", path, "once </script> a").returncode, 0)
             page = read(path)
         self.assertTrue(page.startswith("<!DOCTYPE html>"))
-        self.assertEqual(page.count("</script>"), 2)  # the phrase cannot close the data early
+        self.assertEqual(page.count("</script>"), 3)  # data, drawing code, start: the phrase cannot close the data early
         for outside in ("http://", "https://", "<link", " src="):
             self.assertNotIn(outside, page)
 

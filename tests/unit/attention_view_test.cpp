@@ -183,14 +183,23 @@ TEST_CASE("bertviz: [layer][batch of 1][head][query][key] and the tokens", "[att
         p.attention[(((L - 1) * H + H - 2) * T + 1) * T + 0]);
 }
 
-TEST_CASE("the HTML page: the embedded file with every view C++ computed in its placeholder",
-          "[attention_view]") {
-  std::ifstream file(std::string(NEXTWORD_DATA_DIR) + "/../src/cli/attention_page.html",
-                     std::ios::binary);
+// A file of src/views as it is on disk.
+std::string source_file(const std::string& name) {
+  std::ifstream file(std::string(NEXTWORD_DATA_DIR) + "/../src/views/" + name, std::ios::binary);
   std::stringstream on_disk;
   on_disk << file.rdbuf();
-  CHECK(attention_page_template() == on_disk.str());
-  CHECK(count(on_disk.str(), std::string(kPageData)) == 1);
+  return on_disk.str();
+}
+
+TEST_CASE("the HTML page: the embedded files with every view C++ computed in its placeholder",
+          "[attention_view]") {
+  const std::string on_disk = source_file("attention_page.html");
+  CHECK(attention_page_template() == on_disk);
+  CHECK(attention_draw_script() == source_file("attention_draw.js"));
+  CHECK(attention_view_style() == source_file("attention_view.css"));
+  for (const std::string_view placeholder : {kPageData, kPageDraw, kPageStyle}) {
+    CHECK(count(on_disk, std::string(placeholder)) == 1);
+  }
 
   const Model& model = load("default");
   Predictor predictor(model);
@@ -199,7 +208,11 @@ TEST_CASE("the HTML page: the embedded file with every view C++ computed in its 
   const size_t T = p.input.tokens.size();
   const std::string page = attention_html(model, "once upon a time", p);
   CHECK(page.starts_with("<!DOCTYPE html>"));
-  CHECK(count(page, std::string(kPageData)) == 0);
+  for (const std::string_view placeholder : {kPageData, kPageDraw, kPageStyle}) {
+    CHECK(count(page, std::string(placeholder)) == 0);
+  }
+  CHECK(count(page, std::string(attention_draw_script())) == 1);
+  CHECK(count(page, std::string(attention_view_style())) == 1);
   const std::string open = "<script id=\"data\" type=\"application/json\">";
   const size_t from = page.find(open) + open.size();
   const auto d = nlohmann::json::parse(page.substr(from, page.find("</script>", from) - from));
