@@ -60,8 +60,11 @@ class Fields {
     const json* v = take(name);
     if (v == nullptr) return;
     if (!v->is_number_integer()) throw bad(name + ": must be a whole number");
-    if (v->is_number_unsigned() ? v->get<uint64_t>() > static_cast<uint64_t>(high)
-                                : v->get<int64_t>() < low || v->get<int64_t>() > high) {
+    // Non-negative numbers come as unsigned; those past int64 are out of range anyway.
+    const bool huge =
+        v->is_number_unsigned() &&
+        v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (huge || v->get<int64_t>() < low || v->get<int64_t>() > high) {
       throw bad(name + ": must be from " + std::to_string(low) + " to " + std::to_string(high));
     }
     value = static_cast<int>(v->get<int64_t>());
@@ -194,7 +197,7 @@ Call read_call(Endpoint endpoint, std::string_view body) {
   json j;
   try {
     j = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range
     std::string what = e.what();
     if (const size_t at = what.find("] "); at != std::string::npos) what.erase(0, at + 2);
     throw ApiError{400, "invalid_json", what};

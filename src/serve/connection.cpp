@@ -6,6 +6,8 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
+#include <exception>
+#include <new>
 
 namespace nextword::serve {
 namespace {
@@ -83,6 +85,7 @@ void Connection::read_header() {
 }
 
 ApiError Connection::header_error(beast::error_code ec) const {
+  if (ec == http::error::body_limit) return body_too_large();  // declared in the header
   if (ec == http::error::header_limit) {
     // The request line alone too long, or the fields after it.
     const std::string_view read(static_cast<const char*>(buffer_.data().data()),
@@ -93,6 +96,12 @@ ApiError Connection::header_error(beast::error_code ec) const {
     return {431, "header_too_large", "the header is larger than 64 KiB"};
   }
   return {400, "bad_request", "not an HTTP/1.1 request: " + ec.message()};
+}
+
+ApiError Connection::body_too_large() const {
+  return {413, "payload_too_large",
+          "the body is larger than the " + std::to_string(shared_.options.max_body) +
+              " bytes allowed (--max-body)"};
 }
 
 void Connection::on_header(beast::error_code ec) {
@@ -132,13 +141,6 @@ void Connection::on_header(beast::error_code ec) {
     return send_error(*error, !parser_->is_done());
   }
   route_ = std::get<Route>(found);
-  const auto declared = parser_->content_length();
-  if (declared && *declared > shared_.options.max_body) {
-    return send_error({413, "payload_too_large",
-                       "the body's " + std::to_string(*declared) + " bytes are more than the " +
-                           std::to_string(shared_.options.max_body) + " allowed (--max-body)"},
-                      true);
-  }
   if (parser_->is_done()) return dispatch();
   if (beast::iequals(request[http::field::expect], "100-continue")) {
     outbox_.push_back("HTTP/1.1 100 Continue\r\n\r\n");
@@ -155,12 +157,7 @@ void Connection::read_body() {
 }
 
 void Connection::on_body(beast::error_code ec) {
-  if (ec == http::error::body_limit) {
-    return send_error({413, "payload_too_large",
-                       "the body is more than the " + std::to_string(shared_.options.max_body) +
-                           " bytes allowed (--max-body)"},
-                      true);
-  }
+  if (ec == http::error::body_limit) return send_error(body_too_large(), true);
   if (ec == beast::error::timeout || ec == http::error::partial_message ||
       ec == net::error::operation_aborted || ec == net::error::connection_reset) {
     return close();
@@ -188,6 +185,10 @@ void Connection::dispatch() {
     job->call = read_call(*route.endpoint, parser_->get().body());
   } catch (const ApiError& e) {
     return send_error(e, false);
+  } catch (const std::bad_alloc&) {
+    return send_error({503, "overloaded", "out of memory"}, true);
+  } catch (const std::exception& e) {
+    return send_error({500, "internal", e.what()}, true);
   }
   job->key = batch_key(job->call);
   if (job->call.stream) return start_stream(std::move(job));

@@ -79,6 +79,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close();
   // The ApiError for a header that broke a limit while it was read.
   ApiError header_error(boost::beast::error_code ec) const;
+  ApiError body_too_large() const;
   void start_stream(std::unique_ptr<Job> job);
 
   boost::beast::tcp_stream stream_;

@@ -92,9 +92,17 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
   Listener listener(io, shared);
   const int port = listener.bind(options.host, options.port);
 
-  std::vector<std::thread> workers;
+  // Joined on every way out (an exception from the I/O loop too).
+  struct Workers {
+    WorkQueue& queue;
+    std::vector<std::thread> threads;
+    ~Workers() {
+      queue.close();
+      for (std::thread& t : threads) t.join();
+    }
+  } workers{shared.queue, {}};
   for (int i = 0; i < options.threads; ++i) {
-    workers.emplace_back(work, std::cref(model), lexicon, std::ref(shared.queue));
+    workers.threads.emplace_back(work, std::cref(model), lexicon, std::ref(shared.queue));
   }
   auto guard = std::make_optional(net::make_work_guard(io));
   net::signal_set signals(io, SIGINT, SIGTERM);
@@ -115,8 +123,6 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
   log("listening on http://" + shown + ":" + std::to_string(port) + " (" +
       std::to_string(options.threads) + (options.threads == 1 ? " worker)" : " workers)"));
   io.run();
-  shared.queue.close();
-  for (std::thread& t : workers) t.join();
 }
 
 }  // namespace nextword::serve

@@ -31,77 +31,8 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--disable-extensions", "--no-first-run",
-         "--no-default-browser-check", "--metrics-recording-only", "--mute-audio",
-         "--window-size=1000,800"]
-
-
-class Browser:
-    """Chromium with the DevTools protocol on fds 3 (commands) and 4 (replies)."""
-
-    def __init__(self, chromium, profile):
-        to_browser_r, self.to_browser = os.pipe()
-        self.from_browser, from_browser_w = os.pipe()
-
-        def wire():
-            os.dup2(to_browser_r, 3)
-            os.dup2(from_browser_w, 4)
-        self.process = subprocess.Popen(
-            [chromium, *FLAGS, "--user-data-dir=" + profile, "about:blank"],
-            pass_fds=(3, 4), preexec_fn=wire, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self.buffer, self.next_id, self.events = b"", 0, []
-
-    def send(self, method, params=None, session=None, timeout=30):
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            reply = self.receive()
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError("%s: %s" % (method, reply["error"]))
-                return reply.get("result", {})
-            self.events.append(reply)
-        raise TimeoutError(method)
-
-    def receive(self):
-        while b"\0" not in self.buffer:
-            chunk = os.read(self.from_browser, 1 << 16)
-            if not chunk:
-                raise RuntimeError("chromium closed the pipe")
-            self.buffer += chunk
-        message, self.buffer = self.buffer.split(b"\0", 1)
-        return json.loads(message)
-
-    def wait_for(self, method, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(e.get("method") == method for e in self.events):
-                return
-            self.events.append(self.receive())
-        raise TimeoutError(method)
-
-    def close(self):
-        try:
-            self.send("Browser.close", timeout=5)
-        except Exception:  # it is going away either way
-            pass
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        os.close(self.to_browser)
-        os.close(self.from_browser)
-
+from devtools import Browser, chromium_or_skip, console_errors, requested
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZERO_LAYERS = os.path.join(HERE, "..", "fixtures", "parity",
@@ -155,8 +86,9 @@ def command_json(nextword, command, model, phrase):
     return json.loads(out)
 
 
-def check_inspect(drawn, nextword, model, phrase, failures):
-    """The page's lens and attribution against `lens --mid` and `attribute`."""
+def check_inspect(drawn, nextword, model, phrase, failures, word=None):
+    """The page's lens and attribution against `lens --mid` and `attribute`
+    (of word when given, else of the top prediction)."""
     def fail(message):
         failures.append("%s: %s" % (os.path.basename(model), message))
     lens = command_json(nextword, ["lens", "--mid"], model, phrase)["layers"]
@@ -185,9 +117,9 @@ def check_inspect(drawn, nextword, model, phrase, failures):
     if "\u201c%s\u201d" % final not in drawn["lensNote"]:
         fail("the lens note does not name %s: %r" % (final, drawn["lensNote"]))
 
-    a = command_json(nextword, ["attribute"], model, phrase)
-    if a["word"] != final:
-        fail("attribute's word %s is not the lens's %s" % (a["word"], final))
+    a = command_json(nextword, ["attribute"] + (["--word", word] if word else []), model, phrase)
+    if a["word"] != (word or final):
+        fail("attribute's word %s is not %s" % (a["word"], word or "the lens's " + final))
     parts = sorted(a["parts"], key=lambda q: -abs(q["value"]))  # stable: ties in stream order
     bars = drawn["parts"]
     if [b["name"] for b in bars] != [q["name"] for q in parts]:
@@ -228,12 +160,7 @@ def main():
     parser.add_argument("--screenshot")
     parser.add_argument("--require-browser", default="OFF")
     args = parser.parse_args()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        if args.require_browser.upper() in ("ON", "1", "TRUE"):
-            sys.exit("chromium is not installed (apt-get install chromium)")
-        print("skipped: no chromium")
-        sys.exit(77)
+    chromium = chromium_or_skip(args.require_browser)
 
     tmp = tempfile.mkdtemp()
     failures = []
@@ -270,12 +197,8 @@ def main():
 
         def check_quiet(url):
             """No console errors and no request but the page itself; how many errors."""
-            errors = [e for e in browser.events
-                      if (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
-                      or e.get("method") == "Runtime.exceptionThrown"
-                      or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
-            requests = [e["params"]["request"]["url"] for e in browser.events
-                        if e.get("method") == "Network.requestWillBeSent"]
+            errors = console_errors(browser.events)
+            requests = requested(browser.events)
             if errors:
                 failures.append("%s: console errors: %s" % (url, errors))
             if requests != [url]:
