@@ -104,8 +104,10 @@ class Fields {
       throw bad(name + ": " + std::to_string(v.size()) + " items, more than the " +
                 std::to_string(kMaxTexts) + " one request may have");
     }
-    for (const json& item : v) {
-      text(name + "[" + std::to_string(values.size()) + "]", item, values.emplace_back());
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string value;
+      text(name + "[" + std::to_string(i) + "]", v[i], value);
+      values.push_back(std::move(value));
     }
   }
 
