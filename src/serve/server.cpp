@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -87,8 +88,10 @@ class Listener {
 
 void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& options,
            const std::function<void(const std::string&)>& log) {
-  net::io_context io(1);
+  // Declared before the I/O context, so that connections still held by its
+  // handlers are gone before what they share.
   Shared shared(model, options);
+  net::io_context io(1);
   Listener listener(io, shared);
   const int port = listener.bind(options.host, options.port);
 
@@ -122,7 +125,17 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   log("listening on http://" + shown + ":" + std::to_string(port) + " (" +
       std::to_string(options.threads) + (options.threads == 1 ? " worker)" : " workers)"));
-  io.run();
+  // A handler that throws (out of memory, say) costs its connection, not
+  // the server: run() goes on where it stopped (Asio's way).
+  for (;;) {
+    try {
+      io.run();
+      break;
+    } catch (const std::exception& e) {
+      log(std::string("error: ") + e.what());
+    }
+  }
+  shared.all_closed = nullptr;
 }
 
 }  // namespace nextword::serve
