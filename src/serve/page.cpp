@@ -12,8 +12,7 @@ std::string_view live_page_template();
 std::string_view live_page() {
   static const std::string page = [] {
     std::string p(live_page_template());
-    views::fill_placeholder(p, views::kPageStyle, views::attention_view_style(), "page.html");
-    views::fill_placeholder(p, views::kPageDraw, views::attention_draw_script(), "page.html");
+    views::fill_shared_view(p, "page.html");
     return p;
   }();
   return page;

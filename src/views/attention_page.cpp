@@ -118,6 +118,12 @@ void fill_placeholder(std::string& page, std::string_view placeholder, std::stri
   page.replace(at, placeholder.size(), text);
 }
 
+void fill_shared_view(std::string& page, const std::string& file) {
+  fill_placeholder(page, kPageStyle, attention_view_style(), file);
+  fill_placeholder(page, kPageView, attention_view_markup(), file);
+  fill_placeholder(page, kPageDraw, attention_draw_script(), file);
+}
+
 json attention_page_data(const Model& model, const std::string& phrase, const Prediction& p,
                          int word) {
   const Config& c = model.config;
@@ -168,8 +174,7 @@ json attention_page_data(const Model& model, const std::string& phrase, const Pr
 
 std::string attention_html(const Model& model, const std::string& phrase, const Prediction& p) {
   std::string page(attention_page_template());
-  fill_placeholder(page, kPageStyle, attention_view_style(), "attention_page.html");
-  fill_placeholder(page, kPageDraw, attention_draw_script(), "attention_page.html");
+  fill_shared_view(page, "attention_page.html");
   fill_placeholder(page, kPageData, script_json(attention_page_data(model, phrase, p)),
                    "attention_page.html");
   if (page.ends_with('\n')) page.pop_back();  // the record's own newline ends it

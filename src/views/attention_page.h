@@ -20,11 +20,17 @@ std::string_view attention_draw_script();
 // The bytes of src/views/attention_view.css: both pages' look of what the
 // drawing code makes.
 std::string_view attention_view_style();
+// The bytes of src/views/attention_view.html: the elements that code draws into.
+std::string_view attention_view_markup();
 
 // The placeholders of the template that the data and the drawing code replace.
 inline constexpr std::string_view kPageData = "@NEXTWORD_DATA@";
 inline constexpr std::string_view kPageDraw = "@NEXTWORD_DRAW@";
 inline constexpr std::string_view kPageStyle = "@NEXTWORD_STYLE@";
+inline constexpr std::string_view kPageView = "@NEXTWORD_VIEW@";
+// Puts the style, the elements and the drawing code both pages share in
+// place of their placeholders in `page` (a template named `file`).
+void fill_shared_view(std::string& page, const std::string& file);
 // Puts `text` in place of `placeholder` in `page` (a template named `file`);
 // throws Error(kFailure) when the template lacks it.
 void fill_placeholder(std::string& page, std::string_view placeholder, std::string_view text,

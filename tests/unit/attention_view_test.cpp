@@ -197,7 +197,8 @@ TEST_CASE("the HTML page: the embedded files with every view C++ computed in its
   CHECK(attention_page_template() == on_disk);
   CHECK(attention_draw_script() == source_file("attention_draw.js"));
   CHECK(attention_view_style() == source_file("attention_view.css"));
-  for (const std::string_view placeholder : {kPageData, kPageDraw, kPageStyle}) {
+  CHECK(attention_view_markup() == source_file("attention_view.html"));
+  for (const std::string_view placeholder : {kPageData, kPageDraw, kPageStyle, kPageView}) {
     CHECK(count(on_disk, std::string(placeholder)) == 1);
   }
 
@@ -208,9 +209,10 @@ TEST_CASE("the HTML page: the embedded files with every view C++ computed in its
   const size_t T = p.input.tokens.size();
   const std::string page = attention_html(model, "once upon a time", p);
   CHECK(page.starts_with("<!DOCTYPE html>"));
-  for (const std::string_view placeholder : {kPageData, kPageDraw, kPageStyle}) {
+  for (const std::string_view placeholder : {kPageData, kPageDraw, kPageStyle, kPageView}) {
     CHECK(count(page, std::string(placeholder)) == 0);
   }
+  CHECK(count(page, std::string(attention_view_markup())) == 1);
   CHECK(count(page, std::string(attention_draw_script())) == 1);
   CHECK(count(page, std::string(attention_view_style())) == 1);
   const std::string open = "<script id=\"data\" type=\"application/json\">";
