@@ -27,9 +27,7 @@ bool same_secret(std::string_view given, std::string_view key) {
 }  // namespace
 
 Api::Api(const Model& model, const ServerOptions& options)
-    : model_(model),
-      options_(options),
-      model_info_(views::model_info(model, views::Format::kJson) + "\n") {}
+    : options_(options), model_info_(views::model_info(model, views::Format::kJson) + "\n") {}
 
 bool Api::authorized(std::string_view authorization, std::string_view api_key) const {
   if (options_.api_key.empty()) return true;

@@ -54,7 +54,6 @@ class Api {
  private:
   bool authorized(std::string_view authorization, std::string_view api_key) const;
 
-  const Model& model_;
   const ServerOptions& options_;
   std::string model_info_;  // info -f json, once
 };

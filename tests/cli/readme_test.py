@@ -9,10 +9,16 @@ unless --model says otherwise), and the lines after it, up to the next `$`
 line or the block's end, are its standard output. An expected line may
 elide a middle part as `...`: then the output line must start with what is
 before it and end with what is after it.
+
+`$ nextword serve &` starts the server (on a free port: the line it prints
+is compared with the port and the number of workers of the example), and
+each `$ curl ...` line after it in the same block runs against it, its
+output compared as a command's; the server stops at the block's end.
 """
 import os
 import re
 import shlex
+import subprocess
 import unittest
 
 import cli_common
@@ -22,25 +28,54 @@ FENCE = re.compile(r"^```")
 
 
 def examples(path):
-    """(line number, argv, expected lines) of each `$ nextword` line of path."""
-    found, block, current = [], False, None
+    """(line number, argv, expected lines, block number) of each `$ nextword`
+    line of path, and of each `$ curl` line after a `$ nextword serve &`."""
+    found, block, current, blocks, serving = [], False, None, 0, False
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             line = line.rstrip("\n")
             if FENCE.match(line):
-                block, current = not block, None
+                block, current, serving = not block, None, False
+                blocks += 1
                 continue
             if not block:
                 continue
             if line.startswith("$ "):
                 words = shlex.split(line[2:])
                 current = None
-                if words and words[0] == "nextword":
-                    current = (number, words[1:], [])
+                serving = serving or words[:2] == ["nextword", "serve"]
+                if words and (words[0] == "nextword" or (serving and words[0] == "curl")):
+                    current = (number, words, [], blocks)
                     found.append(current)
             elif current is not None:
                 current[2].append(line)
+    for _, _, expected, _ in found:
+        while expected and expected[-1] == "":
+            expected.pop()
     return found
+
+
+# "(2 workers)": a machine's number of cores.
+WORKERS = re.compile(r"\(\d+ workers?\)")
+
+
+class Served:
+    """`nextword serve ARGS` on a free port, for the curl lines after it."""
+
+    def __init__(self, argv):
+        self.process = subprocess.Popen([cli_common.NEXTWORD, *argv, "--port", "0"],
+                                        stderr=subprocess.PIPE, text=True)
+        self.line = self.process.stderr.readline().rstrip("\n")
+        self.port = re.search(r":(\d+) ", self.line).group(1)
+
+    def shown(self):
+        """The line it printed, as the example shows it (port 8080)."""
+        return WORKERS.sub("(N workers)", self.line.replace(":" + self.port + " ", ":8080 "))
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        self.process.stderr.close()
 
 
 def matches(expected, actual):
@@ -58,10 +93,24 @@ class Examples(unittest.TestCase):
         self.assertTrue(found, "%s has no `$ nextword` examples" % name)
         cwd = os.getcwd()
         os.chdir(root)
+        server = None
         try:
-            for number, argv, expected in found:
+            for number, argv, expected, block in found:
+                if server and server[1] != block:
+                    server[0].stop()
+                    server = None
                 with self.subTest(example="%s:%d" % (name, number)):
-                    r = run(*argv)
+                    if argv[-1] == "&":
+                        server = (Served(argv[1:-1]), block)
+                        self.assertEqual([WORKERS.sub("(N workers)", e) for e in expected],
+                                         [server[0].shown()])
+                        continue
+                    if argv[0] == "curl":
+                        argv = [a.replace("localhost:8080", "127.0.0.1:" + server[0].port)
+                                for a in argv]
+                        r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+                    else:
+                        r = run(*argv[1:])
                     self.assertEqual(r.returncode, 0, r.stderr)
                     actual = r.stdout.rstrip("\n").split("\n")
                     self.assertEqual(len(actual), len(expected), r.stdout)
@@ -69,6 +118,8 @@ class Examples(unittest.TestCase):
                         self.assertTrue(matches(e, a), "%s:%d prints\n%s\nnot\n%s"
                                         % (name, number, a, e))
         finally:
+            if server:
+                server[0].stop()
             os.chdir(cwd)
 
     def test_readme(self):
