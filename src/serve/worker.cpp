@@ -226,7 +226,8 @@ Answer Worker::stream(const Call& call, const EventSink& events) {
         generate(predictor_, encode(model_, phrase), call.generate, [&](int id) {
           return events(views::dump({{"word", model_.vocab.word(id)}, {"index", index++}}));
         });
-    return {200, views::generate_record(views::generated(model_, phrase, ids), Format::kJson)};
+    return {200,
+            views::generate_record(views::generated(model_, phrase, ids), Format::kJson) + "\n"};
   } catch (const Error& e) {
     return error_answer(e);
   }
