@@ -39,7 +39,14 @@ bool Api::authorized(std::string_view authorization, std::string_view api_key) c
 std::variant<Route, ApiError> Api::find(std::string_view method, std::string_view target,
                                         std::string_view authorization,
                                         std::string_view api_key) const {
-  const std::string_view path = target.substr(0, target.find('?'));
+  std::string_view path = target.substr(0, target.find('?'));
+  // The absolute form (RFC 9112, 3.2.2), as a proxy may send it: its path.
+  for (const std::string_view scheme : {"http://", "https://"}) {
+    if (path.starts_with(scheme)) {
+      const size_t slash = path.find('/', scheme.size());
+      path = slash == std::string_view::npos ? "/" : path.substr(slash);
+    }
+  }
   Route route;
   bool post = false;
   if (path == "/") {

@@ -5,7 +5,9 @@
 // (400) naming the field, before any work is queued.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,6 +72,8 @@ struct Call {
   std::string format = "json";
   GenerateOptions generate;
   bool stream = false;  // generate: server-sent events, one word per event
+  // Set (by the server) when the client has gone: a generation stops there.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
 };
 
 // Reads the JSON body of POST /v1/ENDPOINT. Throws ApiError.

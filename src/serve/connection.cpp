@@ -1,11 +1,14 @@
 #include "serve/connection.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
+#include <cerrno>
 #include <exception>
 #include <new>
 
@@ -133,6 +136,11 @@ void Connection::on_header(beast::error_code ec) {
           true);
     }
   }
+  // A transfer coding other than chunked leaves the body's end unknown:
+  // what follows must not be read as another request (RFC 9112, 6.3).
+  if (request.count(http::field::transfer_encoding) > 0 && !parser_->chunked()) {
+    return send_error({400, "bad_request", "a Transfer-Encoding other than chunked"}, true);
+  }
   const auto found =
       shared_.api.find(view(request.method_string()), view(request.target()),
                        view(request[http::field::authorization]), view(request["X-API-Key"]));
@@ -192,6 +200,7 @@ void Connection::dispatch() {
   }
   job->key = batch_key(job->call);
   if (job->call.stream) return start_stream(std::move(job));
+  job->call.cancelled = gone_;
   job->done = [self = shared_from_this()](Answer answer) mutable {
     auto& on = self->stream_;
     net::post(on.get_executor(), [self = std::move(self), answer = std::move(answer)] {
@@ -201,8 +210,28 @@ void Connection::dispatch() {
     });
   };
   if (!shared_.queue.push(std::move(job))) {
-    send_error({503, "overloaded", "every worker is busy and the queue is full; try again"}, false);
+    return send_error({503, "overloaded", "every worker is busy and the queue is full; try again"},
+                      false);
   }
+  watch();
+}
+
+void Connection::watch() {
+  // While a call runs nothing is read, so a client that hangs up would go
+  // unseen until the answer is written: wait for the socket to become
+  // readable and look without taking. End of stream or an error: the call
+  // is abandoned (a generation stops at its next word). Bytes: a request
+  // pipelined behind this one; they stay for the next read.
+  watching_ = true;
+  stream_.socket().async_wait(
+      net::ip::tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+        if (ec == net::error::operation_aborted || !self->watching_) return;
+        self->watching_ = false;
+        char byte = 0;
+        const ssize_t n =
+            ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (ec || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) *self->gone_ = true;
+      });
 }
 
 void Connection::start_stream(std::unique_ptr<Job> job) {
@@ -256,6 +285,11 @@ void Connection::send_error(const ApiError& error, bool close) {
 }
 
 void Connection::send(Response response) {
+  if (watching_) {  // the watch ends with the call: the socket is written, then read again
+    watching_ = false;
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
   shared_.metrics.answered(
       route_.name, response.status,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - received_).count());

@@ -81,6 +81,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ApiError header_error(boost::beast::error_code ec) const;
   ApiError body_too_large() const;
   void start_stream(std::unique_ptr<Job> job);
+  // Until the call's answer is sent: notes a client that hangs up (gone_).
+  void watch();
 
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
@@ -89,6 +91,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool idle_ = true;         // waiting for a request's header
   bool keep_alive_ = false;  // read another request after this answer
   bool closed_ = false;
+  bool watching_ = false;  // watch() waits for the socket
   Route route_{kOtherRoute, {}};
   std::chrono::steady_clock::time_point received_;
   // Bytes to write, in order; `last_` after them ends the connection.

@@ -1,5 +1,7 @@
 #include "serve/server.h"
 
+#include <malloc.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -88,6 +90,11 @@ class Listener {
 
 void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& options,
            const std::function<void(const std::string&)>& log) {
+  // Buffers of 128 KiB and more (request bodies, batch records) are mapped
+  // and unmapped, not kept in the heap: otherwise one large free raises
+  // glibc's threshold for good, and the bodies of a flood of slow clients
+  // stay in the process after they are gone.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   // Declared before the I/O context, so that connections still held by its
   // handlers are gone before what they share.
   Shared shared(model, options);

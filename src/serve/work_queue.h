@@ -1,8 +1,11 @@
 // The calls waiting for a worker. Bounded: a full queue refuses the call
 // (the server answers 503) rather than piling up. A worker takes the oldest
-// call and, with it, every waiting call that may share its forward pass
-// (the same batch key), up to a number of texts: concurrent requests of one
-// kind run as one batch, as lines waiting on a stdin stream do.
+// call and, with it, waiting calls that may share its forward pass (the same
+// batch key): concurrent requests of one kind run as one batch, as lines
+// waiting on a stdin stream do. A batch takes its share of the texts
+// waiting, split with the workers that wait idle, and at most a number of
+// texts: on these models a pass costs about its size, so a worker that took
+// everything would leave the others idle and the last call waiting longest.
 #pragma once
 
 #include <chrono>
@@ -47,6 +50,7 @@ class WorkQueue {
   std::condition_variable ready_;
   std::deque<std::unique_ptr<Job>> jobs_;
   size_t capacity_, max_texts_;
+  size_t idle_ = 0;  // workers waiting in pop()
   bool closed_ = false;
 };
 

@@ -211,7 +211,9 @@ std::string Worker::record(const Call& call, const std::string& text, Completer*
       return views::look_record(model_, Look::kAttribute, text, encode(model_, text), look,
                                 Format::kJson);
     case Endpoint::kGenerate: {
-      const std::vector<int> ids = generate(predictor_, encode(model_, text), call.generate);
+      const std::vector<int> ids =
+          generate(predictor_, encode(model_, text), call.generate,
+                   [&call](int) { return !(call.cancelled && call.cancelled->load()); });
       return views::generate_record(views::generated(model_, text, ids), Format::kJson);
     }
     default: throw Error(ExitCode::kFailure, "not a one-by-one endpoint");
