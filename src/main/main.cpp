@@ -27,24 +27,16 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("nextword ") + NEXTWORD_VERSION);
   app.require_subcommand(1);
 
-  // Registered in the order `nextword --help` lists them (a braced list is
-  // evaluated left to right).
-  std::function<int()> runs[15];
-  CLI::App* const commands[] = {add_predict_command(app, runs[0]),
-                                add_complete_command(app, runs[1]),
-                                add_type_command(app, runs[2]),
-                                add_attention_command(app, runs[3]),
-                                add_score_command(app, runs[4]),
-                                add_lens_command(app, runs[5]),
-                                add_trace_command(app, runs[6]),
-                                add_attribute_command(app, runs[7]),
-                                add_info_command(app, runs[8]),
-                                add_train_command(app, runs[9]),
-                                add_eval_command(app, runs[10]),
-                                add_convert_command(app, runs[11]),
-                                add_bench_command(app, runs[12]),
-                                add_generate_command(app, runs[13]),
-                                nextword::add_serve_command(app, runs[14])};
+  // Registered in the order `nextword --help` lists them.
+  using AddCommand = CLI::App* (*)(CLI::App&, std::function<int()>&);
+  constexpr AddCommand kCommands[] = {
+      add_predict_command, add_complete_command, add_type_command,  add_attention_command,
+      add_score_command,   add_lens_command,     add_trace_command, add_attribute_command,
+      add_info_command,    add_train_command,    add_eval_command,  add_convert_command,
+      add_bench_command,   add_generate_command, add_serve_command};
+  std::function<int()> runs[std::size(kCommands)];
+  CLI::App* commands[std::size(kCommands)];
+  for (size_t i = 0; i < std::size(kCommands); ++i) commands[i] = kCommands[i](app, runs[i]);
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* command : app.get_subcommands({})) {
