@@ -47,7 +47,7 @@ TEST_CASE("a batch is the oldest call and the waiting calls of its key, up to ma
   CHECK(queue.depth() == 0);
 }
 
-TEST_CASE("a full queue refuses; a closed one drains, then returns empty", "[work_queue]") {
+TEST_CASE("a full queue refuses, a closed one drains, then returns empty", "[work_queue]") {
   WorkQueue queue(2, 64);
   CHECK(queue.push(job(Endpoint::kGenerate, 1, "a")));
   CHECK(queue.push(job(Endpoint::kGenerate, 1, "b")));
