@@ -864,7 +864,7 @@ def attacks(server, scratch, rng):
 
 def main():
     global BINARY, DATA, SANITIZED
-    args = [a for a in sys.argv[1:] if a != "--sanitized"]
+    args = [a for a in sys.argv[1:] if a not in ("--sanitized", "")]  # "": the flag off in ctest
     if len(args) != 2:
         sys.exit("usage: hostile_test.py BUILD/nextword DATA_DIR [--sanitized]")
     BINARY, DATA = os.path.abspath(args[0]), os.path.abspath(args[1])
