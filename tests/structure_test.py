@@ -35,12 +35,14 @@ BELOW = {
             "math", "text", "base"},
     "serve": {"views", "inspect", "complete", "predict", "transformer", "model", "math", "text",
               "base"},
-    "main": {"cli", "serve", "views", "editor", "inspect", "complete", "predict", "train",
+    "lsp": {"views", "inspect", "complete", "predict", "transformer", "model", "math", "text",
+            "base"},
+    "main": {"cli", "serve", "lsp", "views", "editor", "inspect", "complete", "predict", "train",
              "transformer", "model", "math", "text", "base"},
 }
-# The two front ends, cli (the command line) and serve (HTTP), stand side by
-# side: neither includes the other (BELOW says so; this names it).
-FRONT_ENDS = ("cli", "serve")
+# The front ends, cli (the command line), serve (HTTP) and lsp (editors),
+# stand side by side: none includes another (BELOW says so; this names it).
+FRONT_ENDS = ("cli", "serve", "lsp")
 assert not any(a in BELOW[b] for a in FRONT_ENDS for b in FRONT_ENDS)
 LAYERS = list(BELOW)  # lowest first, for printing
 BLAS_FOLDERS = {"base", "math"}
