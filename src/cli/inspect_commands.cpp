@@ -42,12 +42,7 @@ struct InspectCommand {
   int run() {
     set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
     const Model m = model.load();
-    if (!word.empty()) {
-      options.word = m.vocab.find(word);
-      if (options.word < 0 || m.is_special(options.word)) {
-        throw Error(ExitCode::kUsage, "--word: \"" + word + "\" is not a word of the vocabulary");
-      }
-    }
+    options.word = views::attribution_word(m, word, "--word");
     if (!words.empty()) {
       // As `predict PHRASE`: a bad phrase is an error, not a record.
       show(m, encode(m, join(words)), join(words));

@@ -139,18 +139,10 @@ std::vector<Answer> Worker::predict(std::span<const Call* const> calls) {
 std::string Worker::attention(const Call& call, const std::string& text, const Prediction& p) {
   if (call.format == "html") return views::attention_html(model_, text, p);
   if (call.format == "page") {
-    return views::dump(views::attention_page_data(model_, text, p, word_id(call.word)));
+    return views::dump(views::attention_page_data(
+        model_, text, p, views::attribution_word(model_, call.word, "word")));
   }
   return views::attention_record(model_, text, p);
-}
-
-int Worker::word_id(const std::string& word) const {
-  if (word.empty()) return -1;
-  const int id = model_.vocab.find(word);
-  if (id < 0 || model_.is_special(id)) {
-    throw Error(ExitCode::kUsage, "word: \"" + word + "\" is not a word of the vocabulary");
-  }
-  return id;
 }
 
 std::vector<Answer> Worker::score(std::span<const Call* const> calls) {
@@ -207,7 +199,7 @@ std::string Worker::record(const Call& call, const std::string& text, Completer*
       return views::look_record(model_, Look::kTrace, text, encode(model_, text), look,
                                 Format::kJson, "only");
     case Endpoint::kAttribute:
-      look.word = word_id(call.word);
+      look.word = views::attribution_word(model_, call.word, "word");
       return views::look_record(model_, Look::kAttribute, text, encode(model_, text), look,
                                 Format::kJson);
     case Endpoint::kGenerate: {

@@ -49,9 +49,6 @@ class Worker {
   Answer one(const Call& call);
   // attention's record, page or page data for one predicted phrase.
   std::string attention(const Call& call, const std::string& text, const Prediction& p);
-  // The id of a word asked for by name (-1 for ""); throws Error(kUsage)
-  // when the vocabulary does not have it.
-  int word_id(const std::string& word) const;
   // The record of one text of `call` (complete, lens, trace, attribute,
   // generate); throws Error.
   std::string record(const Call& call, const std::string& text, Completer* completer);

@@ -258,6 +258,15 @@ std::vector<NamedActivation> selected(const Inspection& inspection, const LookOp
 
 }  // namespace
 
+int attribution_word(const Model& model, const std::string& word, const std::string& field) {
+  if (word.empty()) return -1;
+  const int id = model.vocab.find(word);
+  if (id < 0 || model.is_special(id)) {
+    throw Error(ExitCode::kUsage, field + ": \"" + word + "\" is not a word of the vocabulary");
+  }
+  return id;
+}
+
 std::string look_record(const Model& m, Look look, const std::string& phrase, Encoded input,
                         const LookOptions& o, Format format, const std::string& only_field) {
   const Inspection inspection(m, std::move(input));

@@ -35,6 +35,11 @@ std::string trace_record(const std::string& phrase, const Inspection& inspection
 std::string attribution_record(const std::string& phrase, const Inspection& inspection,
                                const Attribution& attribution, Format format);
 
+// The id of `word` for attribute's --word (the API's "word"), -1 for "";
+// throws Error(kUsage) naming `field` when the vocabulary does not have it
+// (or it is a special token).
+int attribution_word(const Model& model, const std::string& word, const std::string& field);
+
 // One of the three looks at a phrase, with its options, as the command line
 // and the server both ask for it.
 enum class Look { kLens, kTrace, kAttribute };
