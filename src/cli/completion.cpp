@@ -11,6 +11,7 @@
 
 #include "base/bounded_read.h"
 #include "base/error.h"
+#include "complete/settings.h"
 #include "text/utf8.h"
 
 namespace nextword::cli {
@@ -91,6 +92,12 @@ void check_history(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+std::string read_history_text(const std::string& path) {
+  std::string text = read_history(path);
+  check_history(path, text);
+  return text;
+}
+
 double quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   const auto at =
@@ -100,34 +107,20 @@ double quantile(std::vector<double> values, double q) {
 }
 
 void CompletionOptions::add_to(CLI::App& command) {
-  command.add_option("-k,--top-k", options.k, "How many suggestions, at most")
-      ->check(CLI::Range(1, 1 << 16))
-      ->capture_default_str();
-  command.add_flag("--no-repeat", options.no_repeat,
-                   "A word offered for the word being typed is not offered again at its next "
-                   "keystrokes (in the same spelling)");
-  command.add_flag("--learn", options.learn,
-                   "Adapt to the writer: mix in caches of the words written so far and of the "
-                   "contexts they followed");
-  // --learn's numbers, each a double in [low, high] with its default shown.
-  auto learn_number = [&](const char* name, double& value, const char* help, double low,
-                          double high) {
-    command.add_option(name, value, help)->check(CLI::Range(low, high))->capture_default_str();
+  struct AddOption {
+    CLI::App& command;
+    void whole(const char* flags, const char*, int& value, int low, int high, const char* help) {
+      command.add_option(flags, value, help)->check(CLI::Range(low, high))->capture_default_str();
+    }
+    void flag(const char* flags, const char*, bool& value, const char* help) {
+      command.add_flag(flags, value, help);
+    }
+    void number(const char* flags, const char*, double& value, double low, double high,
+                const char* help) {
+      command.add_option(flags, value, help)->check(CLI::Range(low, high))->capture_default_str();
+    }
   };
-  learn_number("--learn-weight", options.lambda,
-               "With --learn: lambda, the word cache's share of each probability", 0, 1);
-  learn_number("--learn-decay", options.decay,
-               "With --learn: how much a word's use counts less for each word written after it", 0,
-               1);
-  learn_number("--learn-context-weight", options.context_weight,
-               "With --learn: mu, the context cache's share of each probability", 0, 1);
-  learn_number("--learn-context-sharpness", options.context_theta,
-               "With --learn: theta, how much more the context cache counts a closer context", 0,
-               1000);
-  learn_number("--learn-temperature", options.model_temperature,
-               "With --learn: T, the model's logits are divided by T before the caches are "
-               "mixed in",
-               0.05, 100);
+  visit_complete_options(options, AddOption{command});
   command.add_option("--history", history,
                      "Plain-text file of earlier writing, learned at start (implies --learn)");
   command.add_option("--lexicon", lexicon,
@@ -143,17 +136,11 @@ std::optional<Lexicon> CompletionOptions::load_lexicon(const ModelPaths& paths) 
 Completer CompletionOptions::make_completer(const Model& model, const Lexicon* lexicon_of) const {
   CompleteOptions o = options;
   if (!history.empty()) o.learn = true;
-  if (o.lambda + o.context_weight > 1) {
-    throw Error(ExitCode::kUsage, "--learn-weight and --learn-context-weight: their sum " +
-                                      std::to_string(o.lambda + o.context_weight) +
-                                      " is over 1, the model's share would be negative");
+  if (const std::string problem = complete_options_problem(o, "--"); !problem.empty()) {
+    throw Error(ExitCode::kUsage, problem);
   }
   Completer completer(model, lexicon_of, o);
-  if (!history.empty()) {
-    const std::string text = read_history(history);
-    check_history(history, text);
-    completer.learn(text);
-  }
+  if (!history.empty()) completer.learn(read_history_text(history));
   return completer;
 }
 

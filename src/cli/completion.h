@@ -31,6 +31,11 @@ struct CompletionOptions {
   Completer make_completer(const Model& model, const Lexicon* lexicon) const;
 };
 
+// The end of history file `path` (at most kMaxHistoryBytes, from a line
+// start; an absent file is empty), checked to be plain text (throws Error
+// naming the file and line when it is not).
+std::string read_history_text(const std::string& path);
+
 // The value at fraction q (0: the least, 1: the most) of `values`, by
 // nearest rank below; 0 for none. For the latency figures of eval --ksr and bench.
 double quantile(std::vector<double> values, double q);

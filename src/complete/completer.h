@@ -48,6 +48,8 @@ struct CompleteOptions {
   int context_uses = 2000;
   // T: p_model = softmax(logits / T) where the caches are mixed in.
   double model_temperature = 1.5;
+
+  bool operator==(const CompleteOptions&) const = default;
 };
 
 // Where a suggestion's probability mostly comes from.

@@ -1,6 +1,6 @@
 // nextword: the program. main() sets up CLI11, registers the subcommands
 // of both front ends (the command line's, each in its own
-// src/cli/*_command.cpp, and `serve`, src/main/serve_command.cpp) and turns
+// src/cli/*_command.cpp, and `serve` and `lsp`, src/main/*_command.cpp) and turns
 // errors into exit codes; all the math is in the engine library (src/math,
 // src/model, ...).
 
@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/stop_signals.h"
+#include "main/lsp_command.h"
 #include "main/serve_command.h"
 
 namespace nextword::cli {
@@ -33,7 +34,7 @@ int run(int argc, char** argv) {
       add_predict_command, add_complete_command, add_type_command,  add_attention_command,
       add_score_command,   add_lens_command,     add_trace_command, add_attribute_command,
       add_info_command,    add_train_command,    add_eval_command,  add_convert_command,
-      add_bench_command,   add_generate_command, add_serve_command};
+      add_bench_command,   add_generate_command, add_serve_command, add_lsp_command};
   std::function<int()> runs[std::size(kCommands)];
   CLI::App* commands[std::size(kCommands)];
   for (size_t i = 0; i < std::size(kCommands); ++i) commands[i] = kCommands[i](app, runs[i]);
