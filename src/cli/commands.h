@@ -25,8 +25,9 @@ struct ModelOptions {
 // One result line on stdout, flushed (throws Error(kIo) when stdout is gone).
 void write_line(const std::string& line);
 // "nextword: MESSAGE" as one line on stderr, written at once. Control
-// characters in it (from a phrase or a file name) are written as \xNN, so
-// that the line stays one line and a NUL does not cut it short.
+// characters in it (from a phrase or a file name) and bytes that are not
+// UTF-8 are written as \xNN, so that the line stays one line of text and a
+// NUL does not cut it short.
 void report(const std::string& message);
 
 // Exit code of a run stopped by Ctrl-C after saving (128 + SIGINT, as shells report it).

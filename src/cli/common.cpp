@@ -8,6 +8,7 @@
 #include "base/file_output.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
+#include "text/utf8.h"
 
 namespace nextword::cli {
 
@@ -42,14 +43,18 @@ void write_line(const std::string& line) {
 
 void report(const std::string& message) {
   std::string line = "nextword: ";
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
+  const char* end = message.data() + message.size();
+  for (const char* p = message.data(); p < end;) {
+    const auto byte = static_cast<unsigned char>(*p);
+    const size_t n = utf8_sequence_length(p, end);
+    if (n == 0 || byte < 0x20 || byte == 0x7f) {
       char escaped[8];
       std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
       line += escaped;
+      ++p;
     } else {
-      line += c;
+      line.append(p, n);
+      p += n;
     }
   }
   line += '\n';
