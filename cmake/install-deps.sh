@@ -9,23 +9,26 @@
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev catch2
-          libboost1.74-dev python3)
+          libboost1.74-dev python3 help2man)
 if [[ "${1:-}" == "--train" || "${1:-}" == "--test" ]]; then
   packages+=(libdnnl-dev ocl-icd-opencl-dev opencl-headers)
 fi
 if [[ "${1:-}" == "--test" ]]; then
   # The PyTorch reference; the format check; clang with its sanitizer and
   # libFuzzer runtimes and OpenMP for the sanitizer build and the fuzzers;
-  # Chromium for the HTML page's browser test; tmux for `type`'s terminal test;
+  # Chromium for the HTML page's browser test; tmux for `type`'s terminal test
+  # and, with bash-completion, for the shell test of the installed completion;
   # presage (its library, text2ngram and stock database) as the yardstick of
   # keystroke savings, never linked into nextword; GNU parallel and rsync (its
   # --basefile transfer) for the split-input and multi-host tests; Open MPI
   # for data-parallel training (the CMake option NEXTWORD_MPI); time (peak
   # memory) and mount (a small tmpfs that fills) for the error matrix; wrk
   # and slowhttptest load and attack `nextword serve`.
+  # Neovim and Vim run `nextword lsp` headless (tests/editors), Neovim also
+  # in tmux as a person types.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
-             time mount wrk slowhttptest)
+             time mount wrk slowhttptest bash-completion neovim vim)
 fi
 
 missing=()

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""nextword's place in the shell, as installed: `cmake --install` of the
+build into a temporary prefix, then
+
+  - the man page PREFIX/share/man/man1/nextword.1 renders (man -l, else
+    groff or mandoc) with a subsection for every command `nextword --help`
+    lists, each with its usage line and every option its --help shows;
+  - bash completion, in a real bash (--norc --noprofile) inside a detached
+    tmux session, with bash-completion's bash_completion and the installed
+    PREFIX/share/bash-completion/completions/nextword sourced and the
+    installed binary first on PATH: keys go in with send-keys, the screen
+    comes back with capture-pane, each step polls until the screen shows
+    what it should (never a fixed sleep as the check). Commands after
+    `nextword`, options after `-`, the choices of -f, directories only after
+    -m, file names after --history.
+
+What the checks expect (the commands, the choices of --format) is read from
+the installed binary's --help, not written here.
+
+    python3 tests/cli/shell_test.py NEXTWORD BUILD_DIR [--man=ON|OFF] [--cmake=CMAKE]
+
+--man=OFF: the build had no help2man, so there is no page to check.
+Exits 77 (skipped) when tmux or bash-completion is missing, 1 when a check
+fails.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT = 5  # seconds for the screen to show what is expected
+BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
+
+
+class Failure(Exception):
+    pass
+
+
+def commands_of(help_text):
+    """The commands `nextword --help` lists under "Subcommands:"."""
+    names, inside = [], False
+    for line in help_text.splitlines():
+        if re.match(r"^\S.*:$", line):
+            inside = line.strip().lower() == "subcommands:"
+        elif inside and re.match(r"^  \S", line):
+            names.append(line.split()[0])
+    return names
+
+
+def options_of(help_text):
+    """Every option name (-k, --top-k, ...) a command's --help shows."""
+    names = []
+    for line in help_text.splitlines():
+        m = re.match(r"^  (-\S+)", line)
+        if m:
+            names += [n for n in re.sub(r"\{.*\}$", "", m.group(1)).split(",") if n]
+    return names
+
+
+class Terminal:
+    """One bash in one tmux session (its own tmux server and socket)."""
+
+    def __init__(self, workdir, env):
+        self.workdir = workdir
+        self.socket = os.path.join(workdir, "tmux.socket")
+        self.config = os.path.join(workdir, "tmux.conf")
+        with open(self.config, "w") as f:
+            f.write("set -g default-terminal screen\nset -g status off\n")
+        self.env = env
+        self.session = "shell"
+
+    def tmux(self, *args):
+        r = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, cwd=self.workdir,
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise Failure(f"tmux {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def start(self):
+        self.tmux("-f", self.config, "new-session", "-d", "-x", "120", "-y", "40", "-s",
+                  self.session, "-c", self.workdir, "bash --norc --noprofile")
+
+    def stop(self):
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True,
+                       check=False)
+
+    def keys(self, *names):
+        self.tmux("send-keys", "-t", self.session, *names)
+
+    def type(self, text):
+        self.tmux("send-keys", "-t", self.session, "-l", text)
+
+    def command(self, line):
+        self.type(line)
+        self.keys("Enter")
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", self.session).split("\n")
+
+    def cursor_x(self):
+        return int(self.tmux("display", "-p", "-t", self.session, "#{cursor_x}"))
+
+    def wait(self, ready, what):
+        """Polls the screen until ready(lines) is true; returns what it returned."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            lines = self.screen()
+            result = ready(lines)
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                while lines and not lines[-1].strip():
+                    lines.pop()
+                raise Failure(f"timed out waiting for {what}; the screen:\n" +
+                              "\n".join("  |" + line for line in lines))
+            time.sleep(0.02)
+
+    def clear(self):
+        """An empty screen with a fresh prompt (what was typed is dropped)."""
+        self.keys("C-u")
+        self.command("clear")
+        self.wait(lambda s: [line for line in s if line.strip()] == ["$"], "a cleared screen")
+
+
+def prompt_lines(lines):
+    return [i for i, line in enumerate(lines) if line.startswith("$ ") or line == "$"]
+
+
+class Checks:
+    def __init__(self, term, nextword):
+        self.term = term
+        self.nextword = nextword
+        self.help = subprocess.run([nextword, "--help"], capture_output=True, text=True,
+                                   check=True).stdout
+        self.commands = commands_of(self.help)
+        if not self.commands:
+            raise Failure(f"no commands in {nextword} --help:\n{self.help}")
+
+    def completes_to(self, typed, expected):
+        """Types `typed`, presses Tab, and waits until the line reads
+        `expected` with the cursor at its end (a trailing space counts: the
+        screen drops it, the cursor shows it)."""
+        t = self.term
+        t.clear()
+        t.type(typed)
+        t.keys("Tab")
+        want = "$ " + expected
+
+        def done(lines):
+            rows = [lines[i] for i in prompt_lines(lines)]
+            return (rows and rows[-1] == want.rstrip() and t.cursor_x() == len(want)) or None
+
+        try:
+            t.wait(done, f"the line {want!r}")
+        except Failure as e:
+            raise Failure(f"{typed!r} + Tab: {e} (cursor at column {t.cursor_x()})") from None
+
+    def listed(self, typed):
+        """Types `typed`, presses Tab twice, and returns the words bash lists
+        between the typed line and the prompt it draws again below them."""
+        t = self.term
+        t.clear()
+        t.type(typed)
+        t.keys("Tab", "Tab")
+        line = "$ " + typed.rstrip()
+
+        def listing(lines):
+            rows = [i for i in prompt_lines(lines) if lines[i].rstrip() == line]
+            if len(rows) < 2:
+                return None
+            return " ".join(lines[rows[0] + 1:rows[1]]).split() or None
+
+        try:
+            return t.wait(listing, f"the list of completions of {typed!r}")
+        except Failure as e:
+            raise Failure(f"{typed!r} + Tab Tab: {e}") from None
+
+    def test_loaded(self):
+        self.term.clear()
+        self.term.command("complete -p nextword")
+        self.term.wait(lambda s: any(line.strip() == "complete -F _nextword nextword"
+                                     for line in s), "complete -p nextword's answer")
+
+    def test_command_name(self):
+        self.completes_to("nextword pre", "nextword predict ")
+
+    def test_every_command_listed(self):
+        got = self.listed("nextword ")
+        if sorted(got) != sorted(self.commands):
+            raise Failure(f"listed {sorted(got)}, `nextword --help` lists "
+                          f"{sorted(self.commands)}")
+
+    def test_option_name(self):
+        self.completes_to("nextword predict --for", "nextword predict --format ")
+
+    def test_format_values(self):
+        help_text = subprocess.run([self.nextword, "predict", "--help"], capture_output=True,
+                                   text=True, check=True).stdout
+        m = re.search(r"^  -f,--format TEXT:\{([^}]*)\}", help_text, re.M)
+        if not m:
+            raise Failure(f"no -f,--format TEXT:{{...}} in predict --help:\n{help_text}")
+        choices = m.group(1).split(",")
+        if not {"text", "json"} <= set(choices):
+            raise Failure(f"predict -f's choices are {choices}")
+        got = self.listed("nextword predict -f ")
+        if sorted(got) != sorted(choices):
+            raise Failure(f"listed {sorted(got)} after -f, predict --help shows {choices}")
+        self.completes_to("nextword predict --format=js", "nextword predict --format=json ")
+
+    def test_model_directory(self):
+        # models/tin: a directory (tiny) and a file (tinker.txt) start so;
+        # -m takes a directory, so only tiny/ is offered and it completes.
+        self.completes_to("nextword predict -m models/tin", "nextword predict -m models/tiny/")
+        got = self.listed("nextword predict -m models/")
+        if sorted(got) != ["other/", "tiny/"]:
+            raise Failure(f"-m models/ listed {got}, want the directories other/ and tiny/")
+
+    def test_history_file(self):
+        self.completes_to("nextword complete --history models/tink",
+                          "nextword complete --history models/tinker.txt ")
+
+
+def check_man_page(prefix, nextword):
+    """The installed page renders, with every command and its options."""
+    page = os.path.join(prefix, "share", "man", "man1", "nextword.1")
+    if not os.path.isfile(page):
+        raise Failure(f"no man page at {page}")
+    env = dict(os.environ, LANG="C", LC_ALL="C", MANWIDTH="200", MANPAGER="cat", PAGER="cat")
+    if shutil.which("man"):
+        render = ["man", "-l", page]
+    elif shutil.which("groff"):
+        render = ["groff", "-man", "-Tascii", "-P-cbou", "-rLL=200n", page]
+    elif shutil.which("mandoc"):
+        render = ["mandoc", "-Tascii", "-Owidth=200", page]
+    else:
+        raise Failure("neither man, groff nor mandoc is installed to render the page")
+    r = subprocess.run(render, capture_output=True, text=True, env=env, check=False)
+    if r.returncode != 0 or r.stderr.strip():
+        raise Failure(f"{' '.join(render)} exited {r.returncode}: {r.stderr.strip()}")
+    text = re.sub(r".\x08", "", r.stdout)  # overstrike bold, if a pager left it
+    if not re.search(r"^NAME\n\s+nextword - ", text, re.M):
+        raise Failure(f"no NAME section in the rendered page:\n{text[:2000]}")
+    commands = commands_of(subprocess.run([nextword, "--help"], capture_output=True, text=True,
+                                          check=True).stdout)
+    # The subsections, in the order --help lists the commands.
+    starts = []
+    for command in commands:
+        m = re.search(rf"^ {{1,4}}nextword {re.escape(command)}\n", text, re.M)
+        if not m:
+            raise Failure(f"no subsection 'nextword {command}' in the rendered page")
+        starts.append(m.start())
+    if starts != sorted(starts):
+        raise Failure("the commands' subsections are not in --help's order")
+    for i, command in enumerate(commands):
+        body = text[starts[i]:starts[i + 1] if i + 1 < len(starts) else len(text)]
+        if f"Usage: nextword {command}" not in body:
+            raise Failure(f"no 'Usage: nextword {command}' in its subsection")
+        help_text = subprocess.run([nextword, command, "--help"], capture_output=True, text=True,
+                                   check=True).stdout
+        missing = [o for o in options_of(help_text) if not re.search(
+            rf"(^|[\s,]){re.escape(o)}([\s,{{]|$)", body, re.M)]
+        if missing:
+            raise Failure(f"nextword {command}'s options {missing} are not in its subsection")
+    return len(commands)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    if len(args) != 2:
+        print(__doc__.strip().split("\n\n")[-2].strip(), file=sys.stderr)
+        return 2
+    for tool, package in (("tmux", "tmux"), ("bash", "bash")):
+        if shutil.which(tool) is None:
+            print(f"shell_test: skipped: {tool} is not installed (apt-get install {package})")
+            return 77
+    if not os.path.isfile(BASH_COMPLETION):
+        print(f"shell_test: skipped: no {BASH_COMPLETION} (apt-get install bash-completion)")
+        return 77
+    build = os.path.abspath(args[1])
+    cmake = flags.get("cmake", "cmake")
+    with_man = flags.get("man", "ON").upper() in ("ON", "1", "TRUE", "YES")
+
+    workdir = tempfile.mkdtemp(prefix="nextword-shell-")
+    prefix = os.path.join(workdir, "prefix")
+    passed = failed = 0
+    started = time.monotonic()
+    term = None
+    try:
+        r = subprocess.run([cmake, "--install", build, "--prefix", prefix], capture_output=True,
+                           text=True, check=False)
+        if r.returncode != 0:
+            output = (r.stdout + r.stderr).strip().splitlines()
+            print(f"FAIL cmake --install {build}:\n" + "\n".join(output[-8:]))
+            return 1
+        nextword = os.path.join(prefix, "bin", "nextword")
+        completion = os.path.join(prefix, "share", "bash-completion", "completions", "nextword")
+        for path in (nextword, completion):
+            if not os.path.isfile(path):
+                print(f"FAIL cmake --install put no {path}")
+                return 1
+
+        if with_man:
+            try:
+                n = check_man_page(prefix, nextword)
+                passed += 1
+                print(f"ok   man_page ({n} commands)")
+            except Failure as e:
+                failed += 1
+                print(f"FAIL man_page: {e}")
+        else:
+            print("skip man_page: the build found no help2man")
+
+        # A folder to complete names in: models/tiny/ and models/other/ are
+        # directories, models/tinker.txt a file.
+        for d in ("models/tiny", "models/other"):
+            os.makedirs(os.path.join(workdir, d))
+        with open(os.path.join(workdir, "models", "tinker.txt"), "w") as f:
+            f.write("once upon a time\n")
+        env = {"PATH": os.path.join(prefix, "bin") + ":/usr/bin:/bin", "HOME": workdir,
+               "LANG": "C.UTF-8", "TERM": "screen"}
+        with open(os.path.join(workdir, "setup.sh"), "w") as f:
+            f.write(f"PS1='$ '\nunset HISTFILE\nbind 'set bell-style none'\n"
+                    f"source {BASH_COMPLETION}\nsource '{completion}'\n")
+        term = Terminal(workdir, env)
+        term.start()
+        term.wait(lambda s: any(line.strip() for line in s), "bash's first prompt")
+        term.command("source setup.sh")
+        checks = Checks(term, nextword)
+        for name in sorted(n for n in dir(Checks) if n.startswith("test_")):
+            try:
+                getattr(checks, name)()
+                passed += 1
+                print(f"ok   {name}")
+            except Exception as e:  # a check that breaks fails; the others still run
+                failed += 1
+                kind = "" if isinstance(e, Failure) else type(e).__name__ + ": "
+                print(f"FAIL {name}: {kind}{e}")
+    finally:
+        if term is not None:
+            term.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"shell_test: {passed} passed, {failed} failed ({time.monotonic() - started:.1f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
