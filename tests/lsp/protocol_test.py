@@ -197,6 +197,13 @@ class Positions(unittest.TestCase):
         self.assertEqual(words(r)[0], "time")
         self.assertEqual(r["items"][0]["textEdit"]["range"]["start"], {"line": 0, "character": 12})
         self.assertEqual(r["items"][0]["textEdit"]["range"]["end"], {"line": 0, "character": 14})
+        # Asked again as the person types (trigger kind 3, the list was
+        # incomplete), or by a trigger character (2): the same answer.
+        for context in ({"triggerKind": 3}, {"triggerKind": 2, "triggerCharacter": "i"}):
+            again = c.request("textDocument/completion", {
+                "textDocument": {"uri": "file:///lower.txt"},
+                "position": {"line": 0, "character": 14}, "context": context})["result"]
+            self.assertEqual(again, r)
         # Between words: the next word, an empty range at the cursor.
         c.open("once upon a ", uri="file:///next.txt", language="plaintext")
         r = c.complete(0, 12, uri="file:///next.txt")
