@@ -140,6 +140,16 @@ def run_lsp(nextword, model, text, k, no_repeat, learn, encoding="utf-16", timeo
             return words
 
         r = ksr_protocol.simulate(text, suggest, k, progress=progress, progress_every=2000)
+        # The server's text ends where the client's does: a completion past
+        # the end of the last line (clamped to it, LSP 3.17) answers a range
+        # ending at the client's end position. After simulate, so that it
+        # cannot change the counts.
+        end = doc.end_position()
+        probe = client.completion(doc, {"line": end["line"], "character": end["character"] + 1000})
+        ends = [it["textEdit"]["range"]["end"] for it in probe["items"] if "textEdit" in it]
+        r["end_position"] = end
+        r["server_end_positions"] = ends[:1]
+        r["end_matches"] = all(e == end for e in ends) if ends else None
         exit_status = client.close()
         stderr = client.stderr_text()
     r.update(ksr_protocol.latency_summary(latencies))
@@ -242,8 +252,11 @@ def main(argv=None):
         print("\n".join(HEADER + describe(c)), file=out)
         verdict = ("identical ki, ks, kn" if c["identical"] else
                    "counts differ: KSR differs by %.4f points" % (100 * c["ksr_diff"]))
-        print("\n%s; %d completions checked, %d textEdit problems"
-              % (verdict, c["lsp"]["edit_checks"], c["lsp"]["edit_problem_count"]), file=out)
+        print("\n%s; %d completions checked, %d textEdit problems; the server's document "
+              "ends where the client's does: %s"
+              % (verdict, c["lsp"]["edit_checks"], c["lsp"]["edit_problem_count"],
+                 {True: "yes", False: "NO", None: "unknown (no items)"}[c["lsp"]["end_matches"]]),
+              file=out)
         for p in c["lsp"]["edit_problems"][:5]:
             print("  textEdit problem: %s" % json.dumps(p, ensure_ascii=False), file=out)
         if args.json:
