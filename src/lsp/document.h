@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nextword::lsp {
 
@@ -26,9 +27,11 @@ struct Position {
   size_t character = 0;
 };
 
+// The start of each line is kept, so that a position costs the same at the
+// end of a long document as at its start, and an edit the bytes it moves.
 class Document {
  public:
-  explicit Document(std::string text = {}) : text_(std::move(text)) {}
+  explicit Document(std::string text = {}) { set(std::move(text)); }
 
   const std::string& text() const { return text_; }
   // The byte offset of a position (clamped to its line's end, and to the
@@ -40,15 +43,18 @@ class Document {
   // change); `from` after `to` is taken as the other way round.
   void replace(Position from, Position to, std::string_view text, Encoding encoding);
   // Replaces the whole text (a full change).
-  void set(std::string text) { text_ = std::move(text); }
+  void set(std::string text);
 
  private:
   // The byte offset where line `line` starts, or the text's size past the last.
   size_t line_start(size_t line) const;
-  // The byte offset where the line starting at `start` ends (before its line end).
-  size_t line_end(size_t start) const;
+  // The byte offset where line `line` ends (before its line end).
+  size_t line_end(size_t line) const;
+  // Whether a line starts at byte `i` (> 0): a line end ends before it.
+  bool starts_line(size_t i) const;
 
   std::string text_;
+  std::vector<size_t> starts_;  // where each line starts: 0, then after each line end
 };
 
 }  // namespace nextword::lsp

@@ -13,43 +13,38 @@ size_t line_start(std::string_view text) {
   return at == std::string_view::npos ? 0 : at + 1;
 }
 
-// A fence line opens or closes a fenced code block (CommonMark): up to three
-// spaces, then three or more backticks or tildes. Sets the fence's
-// character and length.
-bool fence(std::string_view line, char& c, size_t& length) {
-  size_t i = 0;
-  while (i < line.size() && i < 3 && line[i] == ' ') ++i;
-  if (i == line.size() || (line[i] != '`' && line[i] != '~')) return false;
-  c = line[i];
-  const size_t start = i;
-  while (i < line.size() && line[i] == c) ++i;
-  length = i - start;
-  return length >= 3;
-}
-
-// Whether the end of `text` lies inside a fenced code block.
+// Whether the end of `text` lies inside a fenced code block (CommonMark):
+// a fence is a line of up to three spaces, then three or more backticks or
+// tildes; the block ends at a fence of the same character, at least as long.
+// Only the runs of three are looked at (found as memchr finds a byte), so a
+// long document costs little more than a read of it.
 bool in_fenced_code(std::string_view text) {
   bool open = false;
   char open_char = 0;
   size_t open_length = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = text.size();
-    char c = 0;
-    size_t length = 0;
-    // The cursor's own line counts too: typing "```" opens a block.
-    if (fence(text.substr(start, end - start), c, length)) {
-      if (!open) {
-        open = true;
-        open_char = c;
-        open_length = length;
-      } else if (c == open_char && length >= open_length) {
-        open = false;
-      }
+  for (size_t from = 0;;) {
+    const size_t at = std::min(text.find("```", from), text.find("~~~", from));
+    if (at == std::string_view::npos) return open;
+    const char c = text[at];
+    size_t end = at;
+    while (end < text.size() && text[end] == c) ++end;
+    from = end;
+    size_t indent = 0;
+    while (indent < at && indent < 4 && text[at - indent - 1] == ' ') ++indent;
+    const bool line_start =
+        indent == at || text[at - indent - 1] == '\n' || text[at - indent - 1] == '\r';
+    if (!line_start || indent > 3) continue;
+    const size_t length = end - at;
+    if (!open) {
+      open = true;
+      open_char = c;
+      open_length = length;
+    } else if (c == open_char && length >= open_length) {
+      open = false;
     }
-    start = end + 1;
+    // The rest of a fence line (an info string) holds no other fence.
+    from = std::min(text.find_first_of("\r\n", end), text.size());
   }
-  return open;
 }
 
 // Whether the end of `line` lies inside an inline code span: a run of

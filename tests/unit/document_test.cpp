@@ -3,7 +3,10 @@
 #include "lsp/document.h"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 using nextword::lsp::Document;
 using nextword::lsp::Encoding;
@@ -83,4 +86,62 @@ TEST_CASE("invalid UTF-8 counts a unit a byte", "[document]") {
   CHECK(d.offset({0, 4}, Encoding::kUtf16) == 4);
   CHECK(d.position(4, Encoding::kUtf16).character == 4);
   CHECK(std::string(nextword::lsp::encoding_name(Encoding::kUtf16)) == "utf-16");
+}
+
+namespace {
+
+// LSP 3.17's offset of a position, counted from the text's start with
+// nothing kept (the independent reference of the line index): code points
+// in UTF-16 units, lines ending at \n, \r\n or \r.
+size_t reference_offset(const std::string& text, Position p) {
+  size_t i = 0;
+  for (size_t line = 0; line < p.line; ++line) {
+    while (i < text.size() && text[i] != '\n' && text[i] != '\r') ++i;
+    if (i == text.size()) return text.size();
+    i += text.compare(i, 2, "\r\n") == 0 ? 2 : 1;
+  }
+  size_t units = 0;
+  while (i < text.size() && text[i] != '\n' && text[i] != '\r') {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const size_t bytes = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    const size_t more = bytes == 4 ? 2 : 1;
+    if (units + more > p.character) break;
+    units += more;
+    i += bytes;
+  }
+  return i;
+}
+
+}  // namespace
+
+TEST_CASE("the line index follows random edits that split and join line ends", "[document]") {
+  // Pieces that make line ends meet: "\r" then "\n" inserted after it joins
+  // them into one "\r\n"; deleting between them splits them again.
+  const std::vector<std::string> pieces = {
+      "a", "bc", "\r", "\n", "\r\n", "\xc3\xaf", "\xf0\x9f\x98\x80", "long line of text ", ""};
+  uint32_t state = 12345;
+  auto next = [&](uint32_t n) {
+    state = state * 1664525u + 1013904223u;
+    return (state >> 8) % n;
+  };
+  Document d;
+  std::string text;
+  for (int step = 0; step < 3000; ++step) {
+    std::string insert;
+    for (uint32_t k = next(4); k > 0; --k) insert += pieces[next(pieces.size())];
+    const Position from{next(8), next(24)}, to{next(8), next(24)};
+    size_t a = reference_offset(text, from), b = reference_offset(text, to);
+    if (a > b) std::swap(a, b);
+    text.replace(a, b - a, insert);
+    d.replace(from, to, insert, Encoding::kUtf16);
+    REQUIRE(d.text() == text);
+    for (size_t line = 0; line < 10; ++line) {
+      for (size_t character = 0; character < 30; character += 3) {
+        const size_t at = reference_offset(text, {line, character});
+        REQUIRE(d.offset({line, character}, Encoding::kUtf16) == at);
+        const Position back = d.position(at, Encoding::kUtf16);
+        REQUIRE(reference_offset(text, back) == at);
+      }
+    }
+  }
 }
