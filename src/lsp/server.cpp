@@ -125,7 +125,16 @@ void Server::respond_error(const json& id, int code, const std::string& message)
 
 void Server::refuse(int code, const std::string& what) {
   log_(what);
-  respond_error(nullptr, code, what);
+  // What a frame's bytes or a parser said may quote bytes that are not
+  // UTF-8: '?' in their place keeps the message JSON.
+  std::string text;
+  const char* end = what.data() + what.size();
+  for (const char* p = what.data(); p < end;) {
+    const size_t n = utf8_sequence_length(p, end);
+    text.append(n == 0 ? "?" : std::string_view(p, n));
+    p += n == 0 ? 1 : n;
+  }
+  respond_error(nullptr, code, text);
 }
 
 void Server::warn(const std::vector<std::string>& problems, int type) {
