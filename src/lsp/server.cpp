@@ -94,7 +94,7 @@ struct Server::OpenDocument {
   Document text;
   std::string language;
   bool too_large = false;              // dropped: over kMaxDocumentBytes
-  std::string saved;                   // the text at open or at the last save (with --history)
+  std::string saved;                   // the text at open or at the last save (with a history)
   std::optional<Completer> completer;  // made at the first completion
 };
 
@@ -104,7 +104,7 @@ Server::Server(const Model& model, const Lexicon* lexicon, ServerSetup setup, Se
       setup_(std::move(setup)),
       send_(std::move(send)),
       log_(std::move(log)) {
-  if (!setup_.history_path.empty()) setup_.settings.complete.learn = true;
+  if (!setup_.settings.history.empty()) setup_.settings.complete.learn = true;
 }
 
 Server::~Server() = default;
@@ -285,7 +285,7 @@ json Server::initialize(const json& params) {
     }
   }
   if (const auto options = params.find("initializationOptions"); options != params.end()) {
-    warn(apply_settings(*options, "initializationOptions", setup_.settings));
+    apply(*options, "initializationOptions");
   }
   initialized_ = true;
   json triggers = json::array();
@@ -337,7 +337,7 @@ void Server::did_open(const json& params) {
       text(member(item, "params.textDocument", "languageId"), "params.textDocument.languageId");
   d->text.set(text(member(item, "params.textDocument", "text"), "params.textDocument.text"));
   check_size(uri, *d);
-  if (!setup_.history_path.empty()) d->saved = d->text.text();
+  if (!setup_.settings.history.empty()) d->saved = d->text.text();
   documents_[uri] = std::move(d);
 }
 
@@ -370,25 +370,43 @@ void Server::did_change(const json& params) {
 }
 
 void Server::did_save(const json& params) {
-  if (setup_.history_path.empty()) return;
+  if (setup_.settings.history.empty()) return;
   OpenDocument& d = document(params, "textDocument/didSave");
   const std::string added = new_lines(d.saved, d.text.text());
   d.saved = d.text.text();
-  if (!added.empty()) append_to_file(setup_.history_path, added);
+  if (!added.empty()) append_to_file(setup_.settings.history, added);
 }
 
 void Server::did_change_configuration(const json& params) {
   json settings = params.is_object() && params.contains("settings") ? params["settings"] : json();
   // An editor with nothing to set may send [] or {}.
   if (settings.is_array() && settings.empty()) return;
-  const CompleteOptions before = setup_.settings.complete;
   const std::string triggers = setup_.settings.trigger_characters;
-  warn(apply_settings(settings, "settings", setup_.settings));
+  apply(settings, "settings");
   if (setup_.settings.trigger_characters != triggers) {
     setup_.settings.trigger_characters = triggers;
     warn({"settings.trigger-characters: fixed at initialize; give them in initializationOptions"});
   }
-  if (setup_.settings.complete == before) return;
+}
+
+void Server::apply(const json& settings, const std::string& where) {
+  const Settings before = setup_.settings;
+  warn(apply_settings(settings, where, setup_.settings));
+  Settings& now = setup_.settings;
+  if (now.history != before.history) {
+    try {
+      if (!now.history.empty() && !setup_.read_history) {
+        throw Error(ExitCode::kUsage, "history files are not read here");
+      }
+      setup_.history_text = now.history.empty() ? "" : setup_.read_history(now.history);
+      for (auto& [uri, d] : documents_) d->saved = d->text.text();
+    } catch (const Error& e) {
+      warn({where + ".history: " + e.what()}, 1);
+      now.history = before.history;
+    }
+  }
+  if (!now.history.empty()) now.complete.learn = true;
+  if (now.complete == before.complete && now.history == before.history) return;
   // New options: each document's completer starts again (with the history).
   for (auto& [uri, d] : documents_) d->completer.reset();
 }

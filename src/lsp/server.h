@@ -46,9 +46,11 @@ enum ErrorCode : int {
 
 struct ServerSetup {
   Settings settings;         // the command line's; the editor's settings apply on top
-  std::string history_path;  // --history FILE: saved documents' new lines are appended
-  std::string history_text;  // what it held at start: learned by every document's completer
-  std::string version;       // serverInfo.version
+  std::string history_text;  // what settings.history held at start
+  // Reads a history file the editor names (throws Error naming the file
+  // and line when it is not plain text).
+  std::function<std::string(const std::string& path)> read_history;
+  std::string version;  // serverInfo.version
 };
 
 class Server {
@@ -85,6 +87,8 @@ class Server {
   void did_change(const nlohmann::json& params);
   void did_save(const nlohmann::json& params);
   void did_change_configuration(const nlohmann::json& params);
+  // Applies the editor's settings (`where` names them in messages).
+  void apply(const nlohmann::json& settings, const std::string& where);
   // Logs `problems` and shows them to the person (window/showMessage).
   void warn(const std::vector<std::string>& problems, int type = 2);
   void respond_error(const nlohmann::json& id, int code, const std::string& message);

@@ -56,7 +56,7 @@ std::string known_keys() {
   } names;
   CompleteOptions o;
   visit_complete_options(o, names);
-  return names.all + ", languages, trigger-characters";
+  return names.all + ", history, languages, trigger-characters";
 }
 
 }  // namespace
@@ -106,6 +106,12 @@ std::vector<std::string> apply_settings(const json& object, const std::string& w
         next.languages = value.get<std::vector<std::string>>();
       } else {
         problem = "not a list of languageIds";
+      }
+    } else if (key == "history") {
+      if (value.is_string()) {
+        next.history = value.get<std::string>();
+      } else {
+        problem = "not a file name";
       }
     } else if (key == "trigger-characters") {
       if (value.is_string()) {

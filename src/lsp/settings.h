@@ -1,7 +1,7 @@
 // What a person can set for `nextword lsp`, on its command line or from the
 // editor (initializationOptions, workspace/didChangeConfiguration), under
 // the same names as the command's flags: {"top-k": 3, "learn": true,
-// "languages": ["markdown"], "trigger-characters": " "}.
+// "languages": ["markdown"], "trigger-characters": " ", "history": FILE}.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,6 +20,9 @@ struct Settings {
   // (" ": the next word is suggested before its first letter). Fixed at
   // initialize: the editor learns them once.
   std::string trigger_characters;
+  // A history file: learned by every document's completer (implies
+  // learn), and each saved document's new lines are appended to it.
+  std::string history;
 
   bool enabled_for(const std::string& language) const;
 };

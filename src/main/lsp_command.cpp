@@ -38,7 +38,8 @@ struct LspCommand {
         "Speaks LSP 3.17 on stdin and stdout; logs go to stderr. An editor may set the same "
         "options by their long names in initializationOptions or "
         "workspace/didChangeConfiguration: {\"top-k\": 3, \"learn\": true, \"languages\": "
-        "[\"markdown\"]}. With --history, the new lines of each saved document are appended to "
+        "[\"markdown\"], \"history\": FILE}. With a history, the new lines of each saved document "
+        "are appended to "
         "FILE.");
   }
 
@@ -53,10 +54,11 @@ struct LspCommand {
     setup.settings = settings;
     setup.settings.complete = completion.options;
     setup.settings.languages = lsp::split_list(languages);
-    setup.history_path = completion.history;
-    if (!setup.history_path.empty()) {
-      setup.history_text = cli::read_history_text(setup.history_path);
+    setup.settings.history = completion.history;
+    if (!completion.history.empty()) {
+      setup.history_text = cli::read_history_text(completion.history);
     }
+    setup.read_history = cli::read_history_text;
     setup.version = NEXTWORD_VERSION;
     if (const std::string problem = complete_options_problem(setup.settings.complete, "--");
         !problem.empty()) {

@@ -399,6 +399,22 @@ class Learning(unittest.TestCase):
             r = c.complete(0, 13)
             self.assertEqual(words(r)[:1], ["Quetzalcoatlus"])
             self.assertEqual(c.close(), 0)
+            # The history named by the editor's settings, as by the flag; a
+            # file that is not text is shown as an error and not used.
+            c = Client()
+            c.initialize(options={"history": history})
+            c.open("Then the quet", language="plaintext")
+            self.assertEqual(words(c.complete(0, 13))[:1], ["Quetzalcoatlus"])
+            binary = os.path.join(tmp, "binary")
+            with open(binary, "wb") as f:
+                f.write(b"text\n\x00\x01\n")
+            c.notify("workspace/didChangeConfiguration", {"settings": {"history": binary}})
+            shown = c.receive()["params"]
+            self.assertEqual((shown["type"], shown["message"]),
+                             (1, "nextword: settings.history: %s:2: holds a control character "
+                                 "(a history file is plain text)" % binary))
+            self.assertEqual(words(c.complete(0, 13))[:1], ["Quetzalcoatlus"])
+            self.assertEqual(c.close(), 0)
             # Without --learn or --history, a word of the document is not learned.
             c = Client()
             c.initialize()

@@ -35,7 +35,7 @@ TEST_CASE("a setting that does not fit is named and not applied", "[lsp_settings
   CHECK(problems ==
         std::vector<std::string>{"settings.k: unknown setting (settings: top-k, no-repeat, learn, "
                                  "learn-weight, learn-decay, learn-context-weight, "
-                                 "learn-context-sharpness, learn-temperature, languages, "
+                                 "learn-context-sharpness, learn-temperature, history, languages, "
                                  "trigger-characters)",
                                  "settings.languages: not a list of languageIds",
                                  "settings.learn: not true or false",
