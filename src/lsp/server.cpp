@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/file_output.h"
+#include "lsp/params.h"
 #include "lsp/prose.h"
 #include "text/utf8.h"
 
@@ -13,41 +14,6 @@ namespace nextword::lsp {
 namespace {
 
 using nlohmann::json;
-
-// Params that do not fit: "PATH: what" (PATH as in the message, params.x.y).
-struct ParamsError {
-  std::string message;
-};
-
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw ParamsError{path + ": " + what};
-}
-
-const json& member(const json& object, const std::string& path, const char* key) {
-  if (!object.is_object()) bad(path, "not an object");
-  const auto it = object.find(key);
-  if (it == object.end()) bad(path + "." + key, "missing");
-  return *it;
-}
-
-size_t whole(const json& value, const std::string& path) {
-  if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<int64_t>() >= 0)) {
-    bad(path, "not a whole number");
-  }
-  return value.get<size_t>();
-}
-
-const std::string& text(const json& value, const std::string& path) {
-  if (!value.is_string()) bad(path, "not a string");
-  return value.get_ref<const std::string&>();
-}
-
-Position position_at(const json& object, const std::string& path) {
-  return {whole(member(object, path, "line"), path + ".line"),
-          whole(member(object, path, "character"), path + ".character")};
-}
-
-json position_json(Position p) { return {{"line", p.line}, {"character", p.character}}; }
 
 // "61.2%", or "<0.1%".
 std::string percent(double probability) {
@@ -246,9 +212,7 @@ void Server::notification(const std::string& method, const json& params) {
     } else if (method == "textDocument/didChange") {
       did_change(params);
     } else if (method == "textDocument/didClose") {
-      documents_.erase(
-          text(member(member(params, "params", "textDocument"), "params.textDocument", "uri"),
-               "params.textDocument.uri"));
+      documents_.erase(document_uri(params));
     } else if (method == "textDocument/didSave") {
       did_save(params);
     } else if (method == "workspace/didChangeConfiguration") {
@@ -304,18 +268,22 @@ json Server::initialize(const json& params) {
           {"serverInfo", {{"name", "nextword"}, {"version", setup_.version}}}};
 }
 
-Server::OpenDocument& Server::document(const json& params, const std::string& method) {
-  const std::string& uri =
-      text(member(member(params, "params", "textDocument"), "params.textDocument", "uri"),
-           "params.textDocument.uri");
+Server::OpenDocument& Server::open_document(const json& params) {
+  const std::string& uri = document_uri(params);
   const auto it = documents_.find(uri);
   if (it == documents_.end()) bad("params.textDocument.uri", "'" + uri + "' is not open");
-  if (it->second->too_large) {
+  return *it->second;
+}
+
+Server::OpenDocument& Server::document(const json& params, const std::string& method) {
+  OpenDocument& d = open_document(params);
+  if (d.too_large) {
+    const std::string& uri = document_uri(params);
     throw Error(ExitCode::kInput,
                 "'" + uri + "' is over " + std::to_string(kMaxDocumentBytes >> 20) +
                     " MiB, the most a document may hold; " + method + " needs its text");
   }
-  return *it->second;
+  return d;
 }
 
 void Server::check_size(const std::string& uri, OpenDocument& d) {
@@ -342,12 +310,8 @@ void Server::did_open(const json& params) {
 }
 
 void Server::did_change(const json& params) {
-  const std::string& uri =
-      text(member(member(params, "params", "textDocument"), "params.textDocument", "uri"),
-           "params.textDocument.uri");
-  const auto it = documents_.find(uri);
-  if (it == documents_.end()) bad("params.textDocument.uri", "'" + uri + "' is not open");
-  OpenDocument& d = *it->second;
+  OpenDocument& d = open_document(params);
+  const std::string& uri = document_uri(params);
   const json& changes = member(params, "params", "contentChanges");
   if (!changes.is_array()) bad("params.contentChanges", "not an array");
   for (size_t i = 0; i < changes.size(); ++i) {

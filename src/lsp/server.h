@@ -94,6 +94,9 @@ class Server {
   void respond_error(const nlohmann::json& id, int code, const std::string& message);
   // Whether request `id` was canceled (and forgets it).
   bool take_canceled(const nlohmann::json& id);
+  // The open document params.textDocument.uri names (a ParamsError if none) ...
+  OpenDocument& open_document(const nlohmann::json& params);
+  // ... whose text `method` needs (an Error if it was over the cap).
   OpenDocument& document(const nlohmann::json& params, const std::string& method);
   // The document's text fits the cap, or is dropped with a warning.
   void check_size(const std::string& uri, OpenDocument& document);
