@@ -624,12 +624,7 @@ def main():
                 print("  %-15s %s" % (c, " ".join("%s=%s" % kv for kv in r["overrides"].items())),
                       file=table_out)
     if args.json:
-        data = json.dumps(summary, indent=2, default=str)
-        if args.json == "-":
-            print(data)
-        else:
-            with open(args.json, "w") as f:
-                f.write(data + "\n")
+        ksr_protocol.write_json(args.json, summary, default=str)
     return 0
 
 

@@ -31,11 +31,13 @@ KSR = 1 - (ki + ks) / kn.
     LineEngine(argv, parse_tsv_pairs)     a program answering one line per query line
     latency_summary(seconds)              -> dict(median_ms, p90_ms, ...)
     tail_tokens(text, n)                  the last n whitespace-separated tokens of text
+    write_json(dest, data)                a benchmark's --json OUT ('-': stdout)
 
 Run as a script for a self-check of the protocol on small examples:
     python3 tests/bench/ksr_protocol.py
 """
 import collections
+import json
 import math
 import os
 import re
@@ -191,6 +193,17 @@ def latency_summary(seconds):
             "mean_ms": sum(s) / n * 1e3, "max_ms": s[-1] * 1e3}
 
 
+def write_json(dest, data, **dumps):
+    """A benchmark's --json OUT: data as indented JSON (json.dumps with
+    `dumps`) on stdout when dest is '-', else written to the file dest."""
+    text = json.dumps(data, indent=2, **dumps)
+    if dest == "-":
+        print(text)
+    else:
+        with open(dest, "w") as f:
+            f.write(text + "\n")
+
+
 # --- parsers of one output line (without its '\n') ---------------------------
 
 def parse_tsv_pairs(line):
@@ -220,6 +233,30 @@ def parse_tabs_words(line):
         if word and word not in out:
             out.append(word)
     return out
+
+
+# --- a program on pipes, its stderr in a temporary file (also lsp_client.py) ---
+
+def file_tail(f, limit):
+    """The last `limit` bytes of the binary file f (a child's stderr) as
+    text; '' when it cannot be read."""
+    try:
+        f.flush()
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - limit))
+        return f.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return ""
+
+
+def status_soon(proc, wait=1.0):
+    """proc's exit status once it ends, waiting up to `wait` seconds; None
+    while it runs on."""
+    try:
+        return proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 class EngineError(RuntimeError):
@@ -253,22 +290,11 @@ class LineEngine:
         self._out = self.proc.stdout.fileno()
 
     def stderr_tail(self, limit=2000):
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - limit))
-            return self._stderr.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        return file_tail(self._stderr, limit)
 
     def _fail(self, what):
-        try:
-            status = self.proc.wait(1.0)
-        except subprocess.TimeoutExpired:
-            status = None
         raise EngineError("%s: %s (exit status %s)\n%s"
-                          % (self.name, what, status, self.stderr_tail().rstrip()))
+                          % (self.name, what, status_soon(self.proc), self.stderr_tail().rstrip()))
 
     def _readline(self, deadline):
         while True:

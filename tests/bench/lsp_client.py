@@ -17,17 +17,41 @@ Round trips are measured with time.perf_counter from just before the request
 is written to the end of parsing its response; `request()` returns the
 response and leaves the time in `client.last_seconds`.
 """
+import argparse
 import json
 import os
 import select
 import subprocess
+import sys
 import tempfile
 import time
+
+from ksr_protocol import file_tail, status_soon  # tests/bench/, beside this file
 
 
 class ProtocolError(RuntimeError):
     """The server broke the protocol: a bad frame, an unexpected answer, a
     crash, or no answer in time."""
+
+
+ENCODINGS = ["utf-16", "utf-8", "utf-32"]  # the position encodings a client may offer
+
+
+def bench_argv(argv=None):
+    """A benchmark's arguments (default: sys.argv's) without the empty ones
+    ctest passes."""
+    return [a for a in (sys.argv[1:] if argv is None else argv) if a != ""]
+
+
+def bench_parser(doc):
+    """The command line of a benchmark of `nextword lsp` (lsp_ksr.py,
+    lsp_latency.py), described by the first paragraph of its `doc`: first
+    the binary and the model directory."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("nextword")
+    ap.add_argument("model", help="model directory")
+    return ap
 
 
 def units(s, encoding):
@@ -137,22 +161,11 @@ class LspClient:
     # --- plumbing --------------------------------------------------------------
 
     def stderr_text(self, limit=4000):
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - limit))
-            return self._stderr.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        return file_tail(self._stderr, limit)
 
     def _fail(self, what):
-        try:
-            status = self.proc.wait(1.0)
-        except subprocess.TimeoutExpired:
-            status = None
         raise ProtocolError("%s (server exit status %s)\nserver stderr:\n%s"
-                            % (what, status, self.stderr_text().rstrip()))
+                            % (what, status_soon(self.proc), self.stderr_text().rstrip()))
 
     @staticmethod
     def frame(message):

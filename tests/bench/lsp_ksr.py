@@ -27,7 +27,6 @@ than 0.001 (0.1 point) or the counts differ (a mismatch within 0.1 point is
 reported as such, exit 0 unless --strict); 2 when the server breaks the
 protocol or eval fails. Empty arguments are ignored (ctest passes them).
 """
-import argparse
 import json
 import os
 import shutil
@@ -41,7 +40,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ksr_protocol  # noqa: E402
 from compare_presage import first_words, CONTINUATION_FILE, SPLIT  # noqa: E402
-from lsp_client import LspClient, ProtocolError, units  # noqa: E402
+from lsp_client import (ENCODINGS, LspClient, ProtocolError, bench_argv,  # noqa: E402
+                        bench_parser, units)
 
 CORPUS = os.path.join(REPO, "..", "shared", "corpus")
 
@@ -203,17 +203,14 @@ HEADER = ["| options | typed | KSR | ki | ks | kn | queries | median / p90 per q
 
 
 def main(argv=None):
-    argv = [a for a in (sys.argv[1:] if argv is None else argv) if a != ""]
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("nextword")
-    ap.add_argument("model", help="model directory")
+    argv = bench_argv(argv)
+    ap = bench_parser(__doc__)
     ap.add_argument("text", help="text file to type ('-': the development split)")
     ap.add_argument("-k", "--k", type=int, default=6)
     ap.add_argument("--no-repeat", action="store_true")
     ap.add_argument("--learn", action="store_true")
     ap.add_argument("--words", type=int, help="type only the first N words")
-    ap.add_argument("--encoding", default="utf-16", choices=["utf-16", "utf-8", "utf-32"],
+    ap.add_argument("--encoding", default="utf-16", choices=ENCODINGS,
                     help="position encoding offered at initialize (default utf-16)")
     ap.add_argument("--strict", action="store_true", help="exit 1 on any count difference")
     ap.add_argument("--json", metavar="OUT", help="write the comparison as JSON ('-': stdout)")
@@ -260,12 +257,7 @@ def main(argv=None):
         for p in c["lsp"]["edit_problems"][:5]:
             print("  textEdit problem: %s" % json.dumps(p, ensure_ascii=False), file=out)
         if args.json:
-            data = json.dumps(c, indent=2, ensure_ascii=False)
-            if args.json == "-":
-                print(data)
-            else:
-                with open(args.json, "w") as f:
-                    f.write(data + "\n")
+            ksr_protocol.write_json(args.json, c, ensure_ascii=False)
         if c["ksr_diff"] > 0.001 or (args.strict and not c["identical"]):
             return 1
         return 0

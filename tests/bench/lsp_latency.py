@@ -41,8 +41,6 @@ summary). Exit status 0 whatever the numbers (a benchmark; timings on shared
 machines vary), 2 when the server breaks the protocol. Empty arguments are
 ignored.
 """
-import argparse
-import json
 import math
 import os
 import re
@@ -55,7 +53,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from lsp_client import LspClient, ProtocolError  # noqa: E402
+from ksr_protocol import write_json  # noqa: E402
+from lsp_client import (ENCODINGS, LspClient, ProtocolError, bench_argv,  # noqa: E402
+                        bench_parser)
 
 CORPUS = os.path.join(REPO, "..", "shared", "corpus")
 CONTINUATION = "tinystories-train-continuation-lowercase.txt"
@@ -273,18 +273,15 @@ def report(r):
 
 
 def main(argv=None):
-    argv = [a for a in (sys.argv[1:] if argv is None else argv) if a != ""]
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("nextword")
-    ap.add_argument("model", help="model directory")
+    argv = bench_argv(argv)
+    ap = bench_parser(__doc__)
     ap.add_argument("--text", help="text file the documents are made of")
     ap.add_argument("--init-runs", type=int, default=10)
     ap.add_argument("--chars", type=int, default=600, help="characters typed (default 600)")
     ap.add_argument("--doc-bytes", type=int, default=100_000)
     ap.add_argument("--big-bytes", type=int, default=1_000_000)
     ap.add_argument("--edits", type=int, default=400)
-    ap.add_argument("--encoding", default="utf-16", choices=["utf-16", "utf-8", "utf-32"])
+    ap.add_argument("--encoding", default="utf-16", choices=ENCODINGS)
     ap.add_argument("--server-arg", dest="server_args", action="append", default=[],
                     help="an extra argument for `nextword lsp` (repeatable), e.g. --server-arg=--learn")
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON ('-': stdout)")
@@ -318,12 +315,7 @@ def main(argv=None):
               % tuple("holds" if goals[k] else "MISSED" for k in ("initialize", "completion", "edit")),
               file=out)
         if args.json:
-            data = json.dumps(r, indent=2, ensure_ascii=False)
-            if args.json == "-":
-                print(data)
-            else:
-                with open(args.json, "w") as f:
-                    f.write(data + "\n")
+            write_json(args.json, r, ensure_ascii=False)
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -31,23 +31,14 @@ import sys
 import tempfile
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "cmake"))
+from man_commands import commands as commands_of  # noqa: E402  (the page's own reading)
+from tmux_session import Failure, Tmux, run_test_methods  # noqa: E402  (tests/tmux_session.py)
+
 TIMEOUT = 5  # seconds for the screen to show what is expected
 BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
-
-
-class Failure(Exception):
-    pass
-
-
-def commands_of(help_text):
-    """The commands `nextword --help` lists under "Subcommands:"."""
-    names, inside = [], False
-    for line in help_text.splitlines():
-        if re.match(r"^\S.*:$", line):
-            inside = line.strip().lower() == "subcommands:"
-        elif inside and re.match(r"^  \S", line):
-            names.append(line.split()[0])
-    return names
 
 
 def options_of(help_text):
@@ -60,63 +51,14 @@ def options_of(help_text):
     return names
 
 
-class Terminal:
-    """One bash in one tmux session (its own tmux server and socket)."""
+class Terminal(Tmux):
+    """One bash in one tmux session, 120x40 (its own tmux server and socket)."""
 
     def __init__(self, workdir, env):
-        self.workdir = workdir
-        self.socket = os.path.join(workdir, "tmux.socket")
-        self.config = os.path.join(workdir, "tmux.conf")
-        with open(self.config, "w") as f:
-            f.write("set -g default-terminal screen\nset -g status off\n")
-        self.env = env
-        self.session = "shell"
-
-    def tmux(self, *args):
-        r = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, cwd=self.workdir,
-                           capture_output=True, text=True, check=False)
-        if r.returncode != 0:
-            raise Failure(f"tmux {' '.join(args)}: {r.stderr.strip()}")
-        return r.stdout
+        super().__init__(workdir, env, TIMEOUT)
 
     def start(self):
-        self.tmux("-f", self.config, "new-session", "-d", "-x", "120", "-y", "40", "-s",
-                  self.session, "-c", self.workdir, "bash --norc --noprofile")
-
-    def stop(self):
-        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True,
-                       check=False)
-
-    def keys(self, *names):
-        self.tmux("send-keys", "-t", self.session, *names)
-
-    def type(self, text):
-        self.tmux("send-keys", "-t", self.session, "-l", text)
-
-    def command(self, line):
-        self.type(line)
-        self.keys("Enter")
-
-    def screen(self):
-        return self.tmux("capture-pane", "-p", "-t", self.session).split("\n")
-
-    def cursor_x(self):
-        return int(self.tmux("display", "-p", "-t", self.session, "#{cursor_x}"))
-
-    def wait(self, ready, what):
-        """Polls the screen until ready(lines) is true; returns what it returned."""
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            lines = self.screen()
-            result = ready(lines)
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                while lines and not lines[-1].strip():
-                    lines.pop()
-                raise Failure(f"timed out waiting for {what}; the screen:\n" +
-                              "\n".join("  |" + line for line in lines))
-            time.sleep(0.02)
+        self.new_session("shell", 120, 40, "bash --norc --noprofile")
 
     def clear(self):
         """An empty screen with a fresh prompt (what was typed is dropped)."""
@@ -330,15 +272,8 @@ def main():
         term.wait(lambda s: any(line.strip() for line in s), "bash's first prompt")
         term.command("source setup.sh")
         checks = Checks(term, nextword)
-        for name in sorted(n for n in dir(Checks) if n.startswith("test_")):
-            try:
-                getattr(checks, name)()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:  # a check that breaks fails; the others still run
-                failed += 1
-                kind = "" if isinstance(e, Failure) else type(e).__name__ + ": "
-                print(f"FAIL {name}: {kind}{e}")
+        ran = run_test_methods(checks)
+        passed, failed = passed + ran[0], failed + ran[1]
     finally:
         if term is not None:
             term.stop()

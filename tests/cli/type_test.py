@@ -18,6 +18,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tmux_session import Failure, Tmux, run_test_methods  # noqa: E402  (tests/tmux_session.py)
+
 TIMEOUT = 5  # seconds for the screen (or a file) to show what is expected
 
 # The shell in the pane: a plain prompt, and the commands the checks run.
@@ -30,33 +33,17 @@ cap() { msg=$("$NW" type -m "$MODEL" "$@"); s=$?; printf '%s|%s\\n' "$msg" "$s" 
 """
 
 
-class Failure(Exception):
-    pass
-
-
-class Terminal:
+class Terminal(Tmux):
     """One tmux server (its own socket, in the test's folder); each check
-    starts a session of its own."""
+    starts a session of its own, 100x20, running bash with BASHRC."""
 
     def __init__(self, workdir, nextword, model):
-        self.workdir = workdir
-        self.socket = os.path.join(workdir, "tmux.socket")  # goes with the folder
-        self.config = os.path.join(workdir, "tmux.conf")
-        with open(self.config, "w") as f:
-            f.write("set -g default-terminal screen\nset -g status off\n")
+        super().__init__(workdir, {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                   "HOME": workdir, "LANG": "C.UTF-8", "NW": nextword,
+                                   "MODEL": model}, TIMEOUT)
         with open(os.path.join(workdir, "bashrc"), "w") as f:
             f.write(BASHRC)
-        self.session = None
         self.sessions = 0
-        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
-                    "LANG": "C.UTF-8", "NW": nextword, "MODEL": model}
-
-    def tmux(self, *args):
-        r = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, cwd=self.workdir,
-                           capture_output=True, text=True, check=False)
-        if r.returncode != 0:
-            raise Failure(f"tmux {' '.join(args)}: {r.stderr.strip()}")
-        return r.stdout
 
     def start(self):
         """A new session (the last one goes only then: the server would end
@@ -65,66 +52,10 @@ class Terminal:
             if os.path.exists(self.path(name)):
                 os.remove(self.path(name))
         last, self.sessions = self.session, self.sessions + 1
-        self.session = f"s{self.sessions}"
-        self.tmux("-f", self.config, "new-session", "-d", "-x", "100", "-y", "20", "-s",
-                  self.session, "-c", self.workdir, "bash --noprofile --rcfile bashrc")
+        self.new_session(f"s{self.sessions}", 100, 20, "bash --noprofile --rcfile bashrc")
         if last is not None:
             self.tmux("kill-session", "-t", last)
         self.wait(lambda s: s[0].startswith("$"), "the shell's prompt")
-
-    def stop(self):
-        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True,
-                       check=False)
-
-    def path(self, name):
-        return os.path.join(self.workdir, name)
-
-    def keys(self, *names):
-        self.tmux("send-keys", "-t", self.session, *names)
-
-    def type(self, text):
-        self.tmux("send-keys", "-t", self.session, "-l", text)
-
-    def command(self, line):
-        self.type(line)
-        self.keys("Enter")
-
-    def screen(self):
-        return self.tmux("capture-pane", "-p", "-t", self.session).split("\n")
-
-    def show(self, *names):
-        return self.tmux("display", "-p", "-t", self.session, " ".join(f"#{{{n}}}" for n in names))
-
-    def cursor_x(self):
-        return int(self.show("cursor_x"))
-
-    def wait(self, ready, what):
-        """Polls the screen until ready(lines) is true; returns what it returned."""
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            lines = self.screen()
-            result = ready(lines)
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise Failure(f"timed out waiting for {what}; the screen:\n" +
-                              "\n".join("  |" + line for line in lines).rstrip())
-            time.sleep(0.02)
-
-    def wait_file(self, name, what):
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            if os.path.exists(self.path(name)):
-                with open(self.path(name), encoding="utf-8") as f:
-                    text = f.read()
-                if text.endswith("\n"):
-                    return text
-            time.sleep(0.02)
-        raise Failure(f"timed out waiting for {what} in {name}")
-
-    def read(self, name):
-        with open(self.path(name), encoding="utf-8") as f:
-            return f.read()
 
 
 def rows(lines):
@@ -429,18 +360,9 @@ def main():
     workdir = tempfile.mkdtemp(prefix="nextword-type-")
     term = Terminal(workdir, nextword, model)
     checks = Checks(term, nextword, model)
-    passed = failed = 0
     started = time.monotonic()
     try:
-        for name in sorted(n for n in dir(Checks) if n.startswith("test_")):
-            try:
-                getattr(checks, name)()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:  # a check that breaks fails; the others still run
-                failed += 1
-                kind = "" if isinstance(e, Failure) else type(e).__name__ + ": "
-                print(f"FAIL {name}: {kind}{e}")
+        passed, failed = run_test_methods(checks)
     finally:
         term.stop()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,7 +1,7 @@
 """What the editor tests share: their arguments, the editor configurations
 of README's Editors section (tests/editors/nextword.lua and nextword.vim,
-with the command pointed at the binary under test), and the checks on a
-completion answer.
+with the command pointed at the binary under test), running a headless
+editor's driver, and the checks on the server's answers.
 
     python3 tests/editors/neovim_test.py build/nextword data
 """
@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 
@@ -16,9 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "..", "..", "README.md")
 SKIP = 77
 
-
-class Failure(Exception):
-    pass
+sys.path.insert(0, os.path.join(HERE, ".."))
+from tmux_session import Failure  # noqa: E402,F401  (one Failure for these tests and tmux's)
 
 
 def arguments(usage):
@@ -60,6 +60,41 @@ def check_readme_shows(name):
     if text not in read(README):
         raise Failure(f"README.md does not show tests/editors/{name} as it is: copy the file "
                       "into README's Editors section again")
+
+
+def run_driver(editor, argv, workdir, config, timeout_ms, **env):
+    """Runs `argv`, the editor headless with its driver, in workdir for at
+    most 60 s, the driver reading NW_CONFIG (config), NW_DIR (workdir),
+    NW_TIMEOUT_MS and `env` and writing its JSON result to NW_RESULT (a
+    file in workdir); HOME is workdir and NEXTWORD_MODEL unset. Returns
+    (the finished process, the result, seconds); a Failure when the editor
+    does not quit or writes no result."""
+    out = os.path.join(workdir, "result.json")
+    env = dict(os.environ, NW_CONFIG=config, NW_RESULT=out, NW_DIR=workdir,
+               NW_TIMEOUT_MS=str(timeout_ms), HOME=workdir, **env)
+    env.pop("NEXTWORD_MODEL", None)
+    started = time.monotonic()
+    try:
+        r = subprocess.run(argv, env=env, cwd=workdir, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise Failure(f"{editor} did not quit within 60 s; stdout: {e.stdout!r} stderr: "
+                      f"{e.stderr!r}") from e
+    seconds = time.monotonic() - started
+    if not os.path.exists(out):
+        raise Failure(f"{editor} exited {r.returncode} without writing its result; "
+                      f"stdout {r.stdout[-2000:]!r} stderr {r.stderr[-2000:]!r}")
+    return r, json.loads(read(out)), seconds
+
+
+def check_sync_and_provider(caps, shown):
+    """The server's capabilities `caps`: open/close and incremental sync, a
+    completion provider (`shown`: what the message shows when there is none)."""
+    sync = caps.get("textDocumentSync")
+    if not isinstance(sync, dict) or sync.get("openClose") is not True or sync.get("change") != 2:
+        raise Failure(f"textDocumentSync {json.dumps(sync)}, expected openClose true, change 2")
+    if not isinstance(caps.get("completionProvider"), dict):
+        raise Failure(f"no completionProvider in {json.dumps(shown)}")
 
 
 def check_time_item(result, line, start, end, what):

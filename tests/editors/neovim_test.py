@@ -19,13 +19,12 @@ Exits 77 (skipped) when nvim is missing, 1 when a check fails.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 from editors_common import (Failure, arguments, check_no_items, check_readme_shows,
-                            check_time_item, configuration, read, run_checks, skip_unless)
+                            check_sync_and_provider, check_time_item, configuration, run_checks,
+                            run_driver, skip_unless)
 
 TIMEOUT_MS = 10000  # for the server's initialization and each request
 
@@ -140,23 +139,9 @@ class Checks:
         driver = os.path.join(self.workdir, "driver.lua")
         with open(driver, "w", encoding="utf-8") as f:
             f.write(DRIVER)
-        out = os.path.join(self.workdir, "result.json")
-        env = dict(os.environ, NW_CONFIG=config, NW_RESULT=out, NW_DIR=self.workdir,
-                   NW_TIMEOUT_MS=str(TIMEOUT_MS), HOME=self.workdir,
-                   XDG_STATE_HOME=self.workdir, XDG_CACHE_HOME=self.workdir)
-        env.pop("NEXTWORD_MODEL", None)
-        started = time.monotonic()
-        try:
-            r = subprocess.run(["nvim", "--headless", "--clean", "-c", f"luafile {driver}"],
-                               env=env, cwd=self.workdir, stdin=subprocess.DEVNULL,
-                               capture_output=True, text=True, timeout=60, check=False)
-        except subprocess.TimeoutExpired as e:
-            raise Failure(f"nvim did not quit within 60 s; stderr: {e.stderr!r}") from e
-        self.seconds = time.monotonic() - started
-        if not os.path.exists(out):
-            raise Failure(f"nvim exited {r.returncode} without writing its result; "
-                          f"stdout {r.stdout[-2000:]!r} stderr {r.stderr[-2000:]!r}")
-        self.run = json.loads(read(out))
+        r, self.run, self.seconds = run_driver(
+            "nvim", ["nvim", "--headless", "--clean", "-c", f"luafile {driver}"], self.workdir,
+            config, TIMEOUT_MS, XDG_STATE_HOME=self.workdir, XDG_CACHE_HOME=self.workdir)
         if not self.run.get("ok"):
             raise Failure(f"the Lua driver failed: {self.run.get('error')}; "
                           f"nvim's stderr {r.stderr[-2000:]!r}")
@@ -175,11 +160,7 @@ class Checks:
         if caps.get("positionEncoding", "utf-16") != "utf-16":
             raise Failure(f"positionEncoding {caps.get('positionEncoding')!r}, Neovim 0.7 offers "
                           "only utf-16")
-        sync = caps.get("textDocumentSync")
-        if not isinstance(sync, dict) or sync.get("openClose") is not True or sync.get("change") != 2:
-            raise Failure(f"textDocumentSync {json.dumps(sync)}, expected openClose true, change 2")
-        if not isinstance(caps.get("completionProvider"), dict):
-            raise Failure(f"no completionProvider in {json.dumps(caps)}")
+        check_sync_and_provider(caps, caps)
         if self.run["offset_encoding"] != "utf-16":
             raise Failure(f"Neovim chose the offset encoding {self.run['offset_encoding']!r}")
 

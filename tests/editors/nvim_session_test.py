@@ -23,13 +23,14 @@ Exits 77 (skipped) when nvim or tmux is missing, 1 when a check fails.
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
-from editors_common import (Failure, arguments, check_readme_shows, configuration, read,
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from editors_common import (Failure, arguments, check_readme_shows, configuration,  # noqa: E402
                             run_checks, skip_unless)
+from tmux_session import Tmux  # noqa: E402  (tests/tmux_session.py)
 
 TIMEOUT = 10  # seconds for the screen (or a file) to show what is expected
 
@@ -47,71 +48,22 @@ end))
 """
 
 
-class Session:
-    """One tmux server on a socket of the test's own folder."""
+class Session(Tmux):
+    """One tmux server on a socket of the test's own folder, its session
+    `nvim` 80x24."""
 
     def __init__(self, workdir):
-        self.workdir = workdir
-        self.socket = os.path.join(workdir, "tmux.socket")
-        self.config = os.path.join(workdir, "tmux.conf")
-        with open(self.config, "w") as f:
-            # remain-on-exit: the pane (and its last screen) outlives nvim.
-            # (Its pane_dead_status may stay empty in tmux 3.3a: the shell
-            # around nvim writes nvim's status to a file instead.)
-            f.write("set -g default-terminal screen\nset -g status off\n"
-                    "set -g remain-on-exit on\nset -sg escape-time 0\n")
-        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
-                    "LANG": "C.UTF-8", "XDG_CONFIG_HOME": workdir, "XDG_STATE_HOME": workdir,
-                    "XDG_CACHE_HOME": workdir, "XDG_DATA_HOME": workdir}
-
-    def tmux(self, *args):
-        r = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, cwd=self.workdir,
-                           capture_output=True, text=True, check=False)
-        if r.returncode != 0:
-            raise Failure(f"tmux {' '.join(args)}: {r.stderr.strip()}")
-        return r.stdout
+        # remain-on-exit: the pane (and its last screen) outlives nvim.
+        # (Its pane_dead_status may stay empty in tmux 3.3a: the shell
+        # around nvim writes nvim's status to a file instead.)
+        super().__init__(workdir, {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                   "HOME": workdir, "LANG": "C.UTF-8",
+                                   "XDG_CONFIG_HOME": workdir, "XDG_STATE_HOME": workdir,
+                                   "XDG_CACHE_HOME": workdir, "XDG_DATA_HOME": workdir},
+                         TIMEOUT, config="set -g remain-on-exit on\nset -sg escape-time 0\n")
 
     def start(self, command):
-        self.tmux("-f", self.config, "new-session", "-d", "-x", "80", "-y", "24", "-s", "nvim",
-                  "-c", self.workdir, command)
-
-    def stop(self):
-        subprocess.run(["tmux", "-S", self.socket, "kill-server"], env=self.env,
-                       capture_output=True, check=False)
-
-    def keys(self, *names):
-        self.tmux("send-keys", "-t", "nvim", *names)
-
-    def type(self, text):
-        self.tmux("send-keys", "-t", "nvim", "-l", text)
-
-    def screen(self):
-        return self.tmux("capture-pane", "-p", "-t", "nvim").rstrip("\n").split("\n")
-
-    def wait(self, ready, what):
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            lines = self.screen()
-            if ready(lines):
-                return lines
-            if time.monotonic() > deadline:
-                raise Failure(f"timed out ({TIMEOUT} s) waiting for {what}; the screen:\n" +
-                              "\n".join("  |" + line for line in lines).rstrip())
-            time.sleep(0.02)
-
-    def wait_file(self, name, ready, what):
-        path = os.path.join(self.workdir, name)
-        deadline = time.monotonic() + TIMEOUT
-        text = None
-        while time.monotonic() < deadline:
-            if os.path.exists(path):
-                text = read(path)
-                if ready(text):
-                    return text
-            time.sleep(0.02)
-        raise Failure(f"timed out ({TIMEOUT} s) waiting for {what} in {name} (it holds "
-                      f"{text!r}); the screen:\n" +
-                      "\n".join("  |" + line for line in self.screen()).rstrip())
+        self.new_session("nvim", 80, 24, command)
 
 
 POPUP_TIME = re.compile(r"^~?\s+time\s")  # "~           time    Text 100.0%"
@@ -146,8 +98,8 @@ class Checks:
             started = time.monotonic()
             term.start("nvim --clean -u init.lua -c 'luafile watch.lua' story.md; "
                        "echo $? > nvim.status")
-            term.wait_file("attached", lambda t: t == "attached\n",
-                           "the server attached to story.md (omnifunc set)")
+            term.wait_file("attached", "the server attached to story.md (omnifunc set)",
+                           lambda t: t == "attached\n")
             self.timings["attached"] = time.monotonic() - started
             term.type("iOnce upon a ti")
             term.wait(lambda s: s[0].rstrip() == "Once upon a ti" and "-- INSERT --" in s[-1],
@@ -162,11 +114,10 @@ class Checks:
             term.wait(lambda s: "-- INSERT --" not in s[-1], "normal mode after Escape")
             term.type(":wq")
             term.keys("Enter")
-            written = term.wait_file("story.md", lambda t: t != "", "the saved story")
+            written = term.wait_file("story.md", "the saved story", lambda t: t != "")
             if written != "Once upon a time\n":
                 raise Failure(f"story.md reads {written!r}, expected 'Once upon a time\\n'")
-            status = term.wait_file("nvim.status", lambda t: t.endswith("\n"),
-                                    "nvim's exit status after :wq")
+            status = term.wait_file("nvim.status", "nvim's exit status after :wq")
             if status != "0\n":
                 raise Failure(f"nvim exited with status {status.strip()} after :wq")
             self.timings["total"] = time.monotonic() - started

@@ -24,10 +24,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 from editors_common import (Failure, arguments, check_no_items, check_readme_shows,
-                            check_time_item, configuration, read, run_checks, skip_unless)
+                            check_sync_and_provider, check_time_item, configuration, run_checks,
+                            run_driver, skip_unless)
 
 TIMEOUT_MS = 10000  # for each request
 
@@ -127,23 +127,9 @@ class Checks:
         driver = os.path.join(self.workdir, "driver.vim")
         with open(driver, "w", encoding="utf-8") as f:
             f.write(DRIVER)
-        out = os.path.join(self.workdir, "result.json")
-        env = dict(os.environ, NW_CONFIG=config, NW_RESULT=out, NW_DIR=self.workdir,
-                   NW_CMD=json.dumps(cmd), NW_TIMEOUT_MS=str(TIMEOUT_MS), HOME=self.workdir)
-        env.pop("NEXTWORD_MODEL", None)
-        started = time.monotonic()
-        try:
-            r = subprocess.run(["vim", "-N", "-u", "NONE", "-i", "NONE", "-n", "-es",
-                                "-c", f"source {driver}"],
-                               env=env, cwd=self.workdir, stdin=subprocess.DEVNULL,
-                               capture_output=True, text=True, timeout=60, check=False)
-        except subprocess.TimeoutExpired as e:
-            raise Failure(f"vim did not quit within 60 s; stdout: {e.stdout!r}") from e
-        seconds = time.monotonic() - started
-        if not os.path.exists(out):
-            raise Failure(f"vim exited {r.returncode} without writing its result; "
-                          f"stdout {r.stdout[-2000:]!r} stderr {r.stderr[-2000:]!r}")
-        self.run = json.loads(read(out))
+        _, self.run, seconds = run_driver(
+            "vim", ["vim", "-N", "-u", "NONE", "-i", "NONE", "-n", "-es", "-c", f"source {driver}"],
+            self.workdir, config, TIMEOUT_MS, NW_CMD=json.dumps(cmd))
         if not self.run.get("ok"):
             raise Failure(f"the Vim driver failed: {self.run.get('error')}; the server's stderr "
                           f"{self.run.get('stderr')} {self.run.get('config_stderr')}")
@@ -162,11 +148,7 @@ class Checks:
         if caps.get("positionEncoding") != "utf-16":
             raise Failure(f"positionEncoding {caps.get('positionEncoding')!r}, expected 'utf-16' "
                           "(the one the client offered)")
-        sync = caps.get("textDocumentSync")
-        if not isinstance(sync, dict) or sync.get("openClose") is not True or sync.get("change") != 2:
-            raise Failure(f"textDocumentSync {json.dumps(sync)}, expected openClose true, change 2")
-        if not isinstance(caps.get("completionProvider"), dict):
-            raise Failure(f"no completionProvider in {json.dumps(result)}")
+        check_sync_and_provider(caps, result)
 
     def completion(self):
         result = response_result(self.need_run()["raw"], "completion after 'once upon a ti'")
