@@ -111,6 +111,9 @@ class Server {
   bool shut_down_ = false;
   std::optional<int> exit_code_;
   std::unordered_map<std::string, std::unique_ptr<OpenDocument>> documents_;
+  // A completer with the options and the history learned, not used itself:
+  // each document's completer starts as a copy (made at the first need).
+  std::optional<Completer> fresh_completer_;
   std::mutex canceled_mutex_;
   std::set<std::string> canceled_;  // ids as JSON text
 };

@@ -65,6 +65,17 @@ Encoded encode_text(const Model& model, std::string_view text);
 class Predictor {
  public:
   explicit Predictor(const Model& model) : model_(model) {}
+  // A copy has the other's cache and buffers, but no hidden() until its
+  // first call (the other's would point into the other's buffers).
+  Predictor(const Predictor& other)
+      : model_(other.model_),
+        state_(other.state_),
+        cache_(other.cache_),
+        tokens_run_(other.tokens_run_),
+        lengths_(other.lengths_),
+        ids_(other.ids_) {}
+  Predictor(Predictor&&) = default;  // hidden() moves with the buffers it points into
+  Predictor& operator=(const Predictor&) = delete;
 
   // The k most likely next words (fewer if the vocabulary is smaller).
   Prediction predict(std::string_view phrase, int k, bool with_attention = false);

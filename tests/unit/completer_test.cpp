@@ -278,3 +278,23 @@ TEST_CASE("learn: the model's distribution is flattened by its temperature", "[c
   Completer plain(fruit(), nullptr, {.model_temperature = T});
   CHECK(plain.complete(text).suggestions[0].probability == Approx(std::exp(3.0) / kZ));
 }
+
+TEST_CASE("a copy of a completer goes on as the original does, learned words and cache included",
+          "[complete]") {
+  CompleteOptions o;
+  o.learn = true;
+  Completer original(fruit(), nullptr, o);
+  original.learn("banana phone banana phone kiwi");
+  (void)original.complete("banana apple ");  // a forward pass: the copy gets its cache
+  Completer copy(original);
+  for (const char* text : {"banana apple p", "banana apple pie ", "banana k", "apple "}) {
+    const Completion a = original.complete(text), b = copy.complete(text);
+    REQUIRE(words_of(a) == words_of(b));
+    for (size_t i = 0; i < a.suggestions.size(); ++i) {
+      CHECK(a.suggestions[i].probability == b.suggestions[i].probability);
+      CHECK(a.suggestions[i].source == b.suggestions[i].source);
+    }
+  }
+  CHECK(copy.forward_passes() == original.forward_passes());
+  CHECK(words_of(copy.complete("banana k")) == Words{"kiwi"});  // learned before the copy
+}
