@@ -42,21 +42,7 @@ void write_line(const std::string& line) {
 }
 
 void report(const std::string& message) {
-  std::string line = "nextword: ";
-  const char* end = message.data() + message.size();
-  for (const char* p = message.data(); p < end;) {
-    const auto byte = static_cast<unsigned char>(*p);
-    const size_t n = utf8_sequence_length(p, end);
-    if (n == 0 || byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      line += escaped;
-      ++p;
-    } else {
-      line.append(p, n);
-      p += n;
-    }
-  }
+  std::string line = "nextword: " + escape_bytes(message);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

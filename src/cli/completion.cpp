@@ -80,8 +80,7 @@ void check_history(const std::string& path, const std::string& text) {
     };
     if (!is_valid_utf8(content)) throw fail("not valid UTF-8");
     for (const char c : content) {
-      const auto b = static_cast<unsigned char>(c);
-      if ((b < 0x20 && c != '\t' && c != '\r') || b == 0x7F) {
+      if (is_control(c) && c != '\t' && c != '\r') {
         throw fail("holds a control character (a history file is plain text)");
       }
     }

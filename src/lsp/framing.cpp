@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "text/utf8.h"
+
 namespace nextword::lsp {
 namespace {
 
@@ -19,13 +21,9 @@ bool same_name(std::string_view a, std::string_view b) {
          });
 }
 
-// Printable, for an error line: at most 40 bytes, control bytes as '?'.
+// Printable, for an error line: at most 40 bytes, escaped.
 std::string shown(std::string_view s) {
-  std::string out(s.substr(0, 40));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
-  }
-  return out + (s.size() > 40 ? "..." : "");
+  return escape_bytes(s.substr(0, 40)) + (s.size() > 40 ? "..." : "");
 }
 
 }  // namespace

@@ -43,10 +43,8 @@ std::string new_lines(const std::string& before, const std::string& text) {
       old.erase(it);
       return;
     }
-    const bool plain = std::none_of(line.begin(), line.end(), [](char c) {
-      const auto b = static_cast<unsigned char>(c);
-      return (b < 0x20 && c != '\t') || b == 0x7F;
-    });
+    const bool plain =
+        std::none_of(line.begin(), line.end(), [](char c) { return is_control(c) && c != '\t'; });
     if (plain && line.find_first_not_of(" \t") != std::string_view::npos) {
       added.append(line).push_back('\n');
     }
@@ -75,15 +73,9 @@ Server::Server(const Model& model, const Lexicon* lexicon, ServerSetup setup, Se
 
 Server::~Server() = default;
 
-void Server::cancel(const json& id) {
-  const std::lock_guard lock(canceled_mutex_);
-  canceled_.insert(id.dump());
-}
+void Server::cancel(const json& id) { canceled_.insert(id.dump()); }
 
-bool Server::take_canceled(const json& id) {
-  const std::lock_guard lock(canceled_mutex_);
-  return canceled_.erase(id.dump()) > 0;
-}
+bool Server::take_canceled(const json& id) { return canceled_.erase(id.dump()) > 0; }
 
 void Server::respond_error(const json& id, int code, const std::string& message) {
   send_({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
@@ -92,15 +84,8 @@ void Server::respond_error(const json& id, int code, const std::string& message)
 void Server::refuse(int code, const std::string& what) {
   log_(what);
   // What a frame's bytes or a parser said may quote bytes that are not
-  // UTF-8: '?' in their place keeps the message JSON.
-  std::string text;
-  const char* end = what.data() + what.size();
-  for (const char* p = what.data(); p < end;) {
-    const size_t n = utf8_sequence_length(p, end);
-    text.append(n == 0 ? "?" : std::string_view(p, n));
-    p += n == 0 ? 1 : n;
-  }
-  respond_error(nullptr, code, text);
+  // UTF-8: escaped, they keep the message JSON.
+  respond_error(nullptr, code, escape_bytes(what));
 }
 
 void Server::warn(const std::vector<std::string>& problems, int type) {

@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -67,7 +66,7 @@ class Server {
   // A frame or body that is not a message: answered as an error with id null.
   void refuse(int code, const std::string& what);
   // Marks request `id` canceled ($/cancelRequest read ahead of the messages
-  // still waiting); thread-safe. receive() answers it -32800 when it comes.
+  // still waiting). receive() answers it -32800 when it comes.
   void cancel(const nlohmann::json& id);
 
   bool initialized() const { return initialized_; }
@@ -114,7 +113,6 @@ class Server {
   // A completer with the options and the history learned, not used itself:
   // each document's completer starts as a copy (made at the first need).
   std::optional<Completer> fresh_completer_;
-  std::mutex canceled_mutex_;
   std::set<std::string> canceled_;  // ids as JSON text
 };
 

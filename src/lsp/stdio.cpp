@@ -22,8 +22,7 @@ using nlohmann::json;
 struct Incoming {
   enum Kind { kMessage, kRefused, kEnd } kind = kMessage;
   json message;
-  std::string error;  // kRefused: why
-  int code = kParseError;
+  std::string error;  // kRefused: why (answered as a parse error)
 };
 
 // The messages read and not yet handled, shared by both threads (the
@@ -63,7 +62,7 @@ class Inbox {
   std::vector<json> canceled_;
 };
 
-Incoming refused(std::string why) { return {Incoming::kRefused, {}, std::move(why), kParseError}; }
+Incoming refused(std::string why) { return {Incoming::kRefused, {}, std::move(why)}; }
 
 // Reads frames from `in` until its end, parsing their bodies.
 void read_messages(int in, const std::shared_ptr<Inbox>& inbox) {
@@ -75,7 +74,7 @@ void read_messages(int in, const std::shared_ptr<Inbox>& inbox) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (reader.partial()) inbox->push(refused("end of input inside a message"));
-      inbox->push({Incoming::kEnd, {}, {}, 0});
+      inbox->push({Incoming::kEnd, {}, {}});
       return;
     }
     reader.feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
@@ -125,7 +124,7 @@ int serve_stdio(const Model& model, const Lexicon* lexicon, ServerSetup setup, i
     if (item.kind == Incoming::kEnd) return server.shut_down() ? 0 : 1;
     for (const json& id : inbox->take_canceled()) server.cancel(id);
     if (item.kind == Incoming::kRefused) {
-      server.refuse(item.code, item.error);
+      server.refuse(kParseError, item.error);
     } else {
       server.receive(item.message);
     }

@@ -1,6 +1,7 @@
 #include "text/utf8.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace nextword {
 
@@ -41,6 +42,24 @@ bool is_valid_utf8(std::string_view s) {
     p += n;
   }
   return true;
+}
+
+std::string escape_bytes(std::string_view s) {
+  std::string out;
+  const char* end = s.data() + s.size();
+  for (const char* p = s.data(); p < end;) {
+    const size_t n = utf8_sequence_length(p, end);
+    if (n == 0 || is_control(*p)) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(*p));
+      out += escaped;
+      ++p;
+    } else {
+      out.append(p, n);
+      p += n;
+    }
+  }
+  return out;
 }
 
 }  // namespace nextword
