@@ -75,6 +75,13 @@ struct TrainCommand {
     c.add_flag("--untied", untied, "A classifier of its own instead of the embedding");
     c.add_flag("--attention-bias", o.attention_bias, "Train biases b_q, b_k, b_v, b_o");
     c.add_flag("--classifier-bias", o.classifier_bias, "Train the classifier bias");
+    c.add_option("--adaptive-cutoffs", o.model.adaptive_cutoffs,
+                 "Adaptive softmax: the head's words end at the first cutoff, each cluster at "
+                 "the next (e.g. 8192,32768)")
+        ->delimiter(',');
+    c.add_option("--adaptive-div", o.model.adaptive_div,
+                 "Adaptive softmax: cluster i's projection is d-model / div^(i+1) wide")
+        ->capture_default_str();
     c.add_flag("!--no-ffn-bias", o.ffn_bias, "No feed-forward biases b_in, b_out (b_gate)");
     c.add_flag("--no-lowercase", no_lowercase, "Keep capitals (tokenizer)");
     c.add_flag("--no-split-punctuation", no_split_punctuation, "Keep punctuation inside words");

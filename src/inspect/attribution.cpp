@@ -5,6 +5,7 @@
 
 #include "math/kernels.h"
 #include "math/layers.h"
+#include "transformer/adaptive_softmax.h"
 
 namespace nextword {
 namespace {
@@ -31,6 +32,22 @@ struct Readout {
   }
 };
 
+// z . direction + bias, z = final_norm(x) of the last position: the word's
+// score before the adaptive softmax's log-normalizers are taken off it.
+double score_of(const Inspection& inspection, const float* direction, double bias) {
+  const Model& model = inspection.model();
+  const Config& c = model.config;
+  const int d = c.d_model;
+  const float* x =
+      inspection.residual({c.n_layers, false}).data() + area(inspection.length() - 1, d);
+  std::vector<float> U(static_cast<size_t>(d));
+  const float* z = norm_forward(U.data(), x, model.weights.final_norm_weight,
+                                model.weights.final_norm_bias, c, 1);
+  double score = bias;
+  for (int j = 0; j < d; ++j) score += static_cast<double>(z[j]) * direction[j];
+  return score;
+}
+
 std::vector<double> row_of(std::span<const float> matrix, int row, int d) {
   const auto begin = matrix.begin() + static_cast<std::ptrdiff_t>(area(row, d));
   return {begin, begin + d};
@@ -47,7 +64,13 @@ Attribution attribute(const Inspection& inspection, int id) {
   out.id = id;
   out.logit = inspection.final_logits()[static_cast<size_t>(id)];
 
-  Readout readout{model, w.classifier + area(id, d)};
+  // The word's classifier row, or with an adaptive softmax its score's
+  // direction, whose log-normalizers join the constant below.
+  std::vector<float> direction;
+  const double bias = c.adaptive()                   ? adaptive_word_readout(model, id, direction)
+                      : w.classifier_bias != nullptr ? w.classifier_bias[id]
+                                                     : 0.0;
+  Readout readout{model, c.adaptive() ? direction.data() : w.classifier + area(id, d)};
   if (c.norm != Norm::kNone) {
     // sigma as final_norm computed it for this row.
     const float* x = inspection.residual({L, false}).data() + area(last, d);
@@ -58,7 +81,8 @@ Attribution attribute(const Inspection& inspection, int id) {
     for (int j = 0; j < d; ++j)
       out.constant += static_cast<double>(w.final_norm_bias[j]) * readout.C[j];
   }
-  if (w.classifier_bias != nullptr) out.constant += w.classifier_bias[id];
+  out.constant += bias;
+  if (c.adaptive()) out.constant += out.logit - score_of(inspection, readout.C, bias);
   auto add = [&](std::string name, const std::vector<double>& p) {
     out.parts.push_back({std::move(name), readout(p)});
   };

@@ -295,13 +295,19 @@ void accumulate(float* y, const float* x, size_t n) {
 }
 
 void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
-                        int V) {
-  gemm_rows(CblasTrans, N, V, d, Z, d, C, d, logits, V);
+                        int V, int ld_out) {
+  if (ld_out == 0) ld_out = V;
+  gemm_rows(CblasTrans, N, V, d, Z, d, C, d, logits, ld_out);
   if (c == nullptr) return;
   for (int t = 0; t < N; ++t) {
-    float* row = logits + area(t, V);
+    float* row = logits + area(t, ld_out);
     for (int j = 0; j < V; ++j) row[j] += c[j];
   }
+}
+
+void log_softmax_forward(float* row, int n) {
+  const auto normalizer = static_cast<float>(log_sum_exp(row, n));
+  for (int j = 0; j < n; ++j) row[j] -= normalizer;
 }
 
 void dropout_mask(float* mask, size_t n, float p, uint64_t seed) {

@@ -105,9 +105,13 @@ void residual_forward(float* out, const float* X, const float* O, size_t n);
 void accumulate(float* y, const float* x, size_t n);
 
 // logits[N, V] = Z[N, d] C[V, d]^T (+ c[V] on every row): the classifier on N
-// context vectors at once.
+// context vectors at once. Rows of `logits` are ld_out floats apart (0: V),
+// so that the products of the adaptive softmax can fill columns of one row.
 void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
-                        int V);
+                        int V, int ld_out = 0);
+
+// row[n] = ln softmax(row) = row - ln sum_j e^row[j], in place.
+void log_softmax_forward(float* row, int n);
 
 // mask[n] = 0 with probability p, else 1 / (1 - p). The mask is a pure
 // function of (seed, index), so it does not depend on the thread count.
@@ -140,9 +144,10 @@ double distillation_forward_backward(float* logits, const float* teacher, const 
 void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, const float* in,
                      const float* W, int T, int m, int n);
 
-// logits = Z C^T + c:  dZ[N, d] += dlogits C;  dC[V, d] += dlogits^T Z;  dc += column sums
+// logits = Z C^T + c:  dZ[N, d] += dlogits C;  dC[V, d] += dlogits^T Z;  dc += column sums.
+// Rows of dlogits are ld floats apart (0: V). dZ may be null (not needed).
 void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
-                         const float* C, int N, int d, int V);
+                         const float* C, int N, int d, int V, int ld = 0);
 
 // dE[ids[t]] += dX[t]
 void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d);

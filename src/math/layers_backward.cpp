@@ -19,11 +19,12 @@ void residual_backward(float* dX, float* dO, const float* d_out, size_t n) {
 void dropout_backward(float* dx, const float* mask, size_t n) { dropout_forward(dx, mask, n); }
 
 namespace {
-// db[n] += sum over rows of d_out[T, n]
-void column_sums(float* db, const float* d_out, int T, int n) {
+// db[n] += sum over rows of d_out[T, n] (rows ld floats apart; 0: n)
+void column_sums(float* db, const float* d_out, int T, int n, int ld = 0) {
   if (db == nullptr) return;
+  if (ld == 0) ld = n;
   for (int t = 0; t < T; ++t) {
-    const float* row = d_out + area(t, n);
+    const float* row = d_out + area(t, ld);
     for (int j = 0; j < n; ++j) db[j] += row[j];
   }
 }
@@ -37,10 +38,11 @@ void matmul_backward(float* d_in, float* dW, float* db, const float* d_out, cons
 }
 
 void classifier_backward(float* dZ, float* dC, float* dc, const float* dlogits, const float* Z,
-                         const float* C, int N, int d, int V) {
-  training_product(false, false, N, d, V, dlogits, V, C, d, 1.0f, dZ, d);
-  training_product(true, false, V, d, N, dlogits, V, Z, d, 1.0f, dC, d);
-  column_sums(dc, dlogits, N, V);
+                         const float* C, int N, int d, int V, int ld) {
+  if (ld == 0) ld = V;
+  if (dZ != nullptr) training_product(false, false, N, d, V, dlogits, ld, C, d, 1.0f, dZ, d);
+  training_product(true, false, V, d, N, dlogits, ld, Z, d, 1.0f, dC, d);
+  column_sums(dc, dlogits, N, V, ld);
 }
 
 void embedding_backward(float* dE, const float* dX, const int* ids, int T, int d) {

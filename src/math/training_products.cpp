@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #if NEXTWORD_DNNL
@@ -104,11 +105,33 @@ void bf16_product(bool ta, bool tb, int M, int N, int K, const float* A, int lda
 
 }  // namespace
 
-bool bf16_available() { return NEXTWORD_DNNL != 0; }
+bool bf16_available() {
+#if NEXTWORD_DNNL
+  // Debian's oneDNN has bf16 matmul kernels for AVX-512 processors only; on
+  // others creating the primitive fails. Asked once, with a small product.
+  static const bool available = [] {
+    try {
+      Matmuls m;
+      m.get(false, false, 2, 2, 2, 2, false);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
+const char* bf16_unavailable_reason() {
+  return NEXTWORD_DNNL ? "this processor has no bf16 matrix products in oneDNN (they need AVX-512)"
+                       : "a build with -DNEXTWORD_DNNL=ON (oneDNN, libdnnl-dev) is needed";
+}
 
 void set_training_precision(Precision p) {
   if (p == Precision::kBfloat16 && !bf16_available()) {
-    throw std::logic_error("bf16 products need a build with -DNEXTWORD_DNNL=ON (oneDNN)");
+    throw std::logic_error(std::string("bf16 products: ") + bf16_unavailable_reason());
   }
   precision = p;
 }

@@ -9,8 +9,10 @@ namespace nextword {
 
 enum class Precision { kFloat32, kBfloat16 };
 
-// Whether this build can train in bf16 (oneDNN linked in).
+// Whether this build can train in bf16 on this processor (oneDNN linked in,
+// and its bf16 matmul kernels run here), and why not when it cannot.
 bool bf16_available();
+const char* bf16_unavailable_reason();
 // The precision of the products that follow (the trainer sets it once).
 // Throws std::logic_error for bf16 in a build without oneDNN.
 void set_training_precision(Precision precision);

@@ -105,7 +105,50 @@ class ConfigReader {
   std::set<std::string> seen_;
 };
 
+// adaptive_cutoffs: increasing integers in [1, V - 1]; adaptive_div: a
+// number >= 1, only with cutoffs, that leaves every cluster a width >= 1.
+void read_adaptive_softmax(ConfigReader& in, Config& c) {
+  if (const json* cutoffs = in.find("adaptive_cutoffs")) {
+    if (!cutoffs->is_array() || cutoffs->empty()) {
+      throw in.error("adaptive_cutoffs", "must be a non-empty array of integers");
+    }
+    for (size_t i = 0; i < cutoffs->size(); ++i) {
+      const json& cutoff = (*cutoffs)[i];
+      const std::string at = "adaptive_cutoffs[" + std::to_string(i) + "]";
+      const int64_t low = c.adaptive_cutoffs.empty() ? 1 : c.adaptive_cutoffs.back() + 1;
+      if (!cutoff.is_number_integer() || cutoff.get<int64_t>() < low ||
+          cutoff.get<int64_t>() > c.vocab_size - 1) {
+        throw in.error(at, "must be an integer from " + std::to_string(low) +
+                               " to vocab_size - 1 = " + std::to_string(c.vocab_size - 1) +
+                               " (cutoffs increase), got " + cutoff.dump());
+      }
+      c.adaptive_cutoffs.push_back(static_cast<int>(cutoff.get<int64_t>()));
+    }
+  }
+  if (const json* div = in.find("adaptive_div")) {
+    if (!c.adaptive()) throw in.error("adaptive_div", "only with adaptive_cutoffs");
+    c.adaptive_div = in.positive_number("adaptive_div", *div);
+    if (c.adaptive_div < 1.0f) {
+      throw in.error("adaptive_div", "must be at least 1, got " + div->dump());
+    }
+  }
+  if (c.adaptive() && c.cluster_width(c.clusters() - 1) < 1) {
+    throw in.error("adaptive_div", "leaves cluster " + std::to_string(c.clusters() - 1) +
+                                       " a projection of width 0 (d_model / adaptive_div^" +
+                                       std::to_string(c.clusters()) + " < 1)");
+  }
+}
+
 }  // namespace
+
+int Config::cluster_words(int i) const {
+  const int end = i + 1 < clusters() ? cluster_start(i + 1) : vocab_size;
+  return end - cluster_start(i);
+}
+
+int Config::cluster_width(int i) const {
+  return static_cast<int>(std::floor(d_model / std::pow(double{adaptive_div}, i + 1)));
+}
 
 float Config::attention_scale() const {
   return scale == Scale::kSqrtDk ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
@@ -162,6 +205,7 @@ Config parse_config(const json& object, const std::string& file) {
   c.scale = in.choice<Scale>("scale", {{"sqrt_dk", Scale::kSqrtDk}, {"none", Scale::kNone}},
                              Scale::kSqrtDk);
   c.tied_classifier = in.boolean("tied_classifier", false);
+  read_adaptive_softmax(in, c);
   if (const json* tokenizer = in.find("tokenizer")) {
     if (!tokenizer->is_object()) throw in.error("tokenizer", "must be an object");
     for (const auto& [key, value] : tokenizer->items()) {
@@ -226,6 +270,11 @@ nlohmann::ordered_json config_to_json(const Config& c) {
   j["causal"] = c.causal;
   j["scale"] = to_string(c.scale);
   j["tied_classifier"] = c.tied_classifier;
+  // Only with an adaptive softmax, so that other models' files stay as they were.
+  if (c.adaptive()) {
+    j["adaptive_cutoffs"] = c.adaptive_cutoffs;
+    j["adaptive_div"] = c.adaptive_div;
+  }
   j["tokenizer"] = {{"lowercase", c.tokenizer.lowercase},
                     {"split_punctuation", c.tokenizer.split_punctuation}};
   j["unk_token"] = c.unk_token;

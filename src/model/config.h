@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "text/tokenizer.h"
 
@@ -35,6 +36,11 @@ struct Config {
   bool causal = true;
   Scale scale = Scale::kSqrtDk;
   bool tied_classifier = false;
+  // The adaptive softmax (Grave et al. 2017), when adaptive_cutoffs is not
+  // empty: words [0, c_1) are the head's, each [c_i, c_{i+1}) (c_{n+1} = V)
+  // a cluster behind a projection of width d / adaptive_div^i (FORMAT.md).
+  std::vector<int> adaptive_cutoffs;
+  float adaptive_div = 4.0f;
   TokenizerOptions tokenizer;
   std::string unk_token = "<unk>";
   std::string bos_token;  // empty: no beginning-of-sequence token
@@ -49,6 +55,18 @@ struct Config {
   // The norm has a bias (layernorm), not only a gain (rmsnorm).
   bool norm_has_bias() const { return norm == Norm::kLayerNorm; }
   float attention_scale() const;  // s in softmax(Q K^T * s)
+
+  // The adaptive softmax's shape (all of it follows from the cutoffs).
+  bool adaptive() const { return !adaptive_cutoffs.empty(); }
+  int clusters() const { return static_cast<int>(adaptive_cutoffs.size()); }
+  // Words of the head: the first cutoff, or the whole vocabulary without clusters.
+  int head_words() const { return adaptive() ? adaptive_cutoffs[0] : vocab_size; }
+  // Outputs of the head: its words, then one per cluster.
+  int head_size() const { return head_words() + clusters(); }
+  // Cluster i's first word, its number of words and its projection's width.
+  int cluster_start(int i) const { return adaptive_cutoffs[static_cast<size_t>(i)]; }
+  int cluster_words(int i) const;
+  int cluster_width(int i) const;
 };
 
 // Reads and validates the "config" object; `file` names weights.json in errors.

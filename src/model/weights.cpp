@@ -26,6 +26,8 @@ struct View {
   const float* Weights::*model = nullptr;
   int layer = -1;
   const float* LayerWeights::*of_layer = nullptr;
+  int cluster = -1;
+  const float* ClusterWeights::*of_cluster = nullptr;
 };
 
 // The one list of format-v1 tensors: calls add(name, shape, optional, role,
@@ -69,8 +71,21 @@ void visit_layout(const Config& c, Add add) {
   }
   if (norm) add("final_norm.weight", {d}, false, kGain, View{&Weights::final_norm_weight});
   if (norm_bias) add("final_norm.bias", {d}, false, kBias, View{&Weights::final_norm_bias});
-  if (!c.tied_classifier) add("classifier", {V, d}, false, kMatrix, View{&Weights::classifier});
-  add("classifier_bias", {V}, true, kBias, View{&Weights::classifier_bias});
+  const int64_t head_words = c.head_words();
+  if (!c.tied_classifier) {
+    add("classifier", {head_words, d}, false, kMatrix, View{&Weights::classifier});
+  }
+  add("classifier_bias", {c.head_size()}, true, kBias, View{&Weights::classifier_bias});
+  if (!c.adaptive()) return;
+  add("clusters", {c.clusters(), d}, false, kMatrix, View{&Weights::clusters});
+  for (int i = 0; i < c.clusters(); ++i) {
+    const std::string p = "cluster." + std::to_string(i) + ".";
+    const int64_t width = c.cluster_width(i);
+    add(p + "proj", {width, d}, false, kMatrix,
+        View{nullptr, -1, nullptr, i, &ClusterWeights::proj});
+    add(p + "words", {c.cluster_words(i), width}, false, kMatrix,
+        View{nullptr, -1, nullptr, i, &ClusterWeights::words});
+  }
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -218,12 +233,15 @@ void Weights::bind_views(const Config& config) {
   std::map<std::string, const float*> by_name;
   for (size_t i = 0; i < tensors_.size(); ++i) by_name[tensors_[i].name] = data(i);
   layers.assign(static_cast<size_t>(config.n_layers), LayerWeights{});
+  cluster.assign(static_cast<size_t>(config.clusters()), ClusterWeights{});
   visit_layout(config, [&](const std::string& name, const std::vector<int64_t>&, bool, TensorRole,
                            View view) {
     auto it = by_name.find(name);
     const float* tensor = it == by_name.end() ? nullptr : it->second;  // absent optional
     if (view.layer >= 0) {
       layers[static_cast<size_t>(view.layer)].*view.of_layer = tensor;
+    } else if (view.cluster >= 0) {
+      cluster[static_cast<size_t>(view.cluster)].*view.of_cluster = tensor;
     } else {
       this->*view.model = tensor;
     }

@@ -75,6 +75,13 @@ struct LayerWeights {
   const float* b_qkv = nullptr;  // [2*h*d_k + h*d_v]  null without attention biases
 };
 
+// One cluster of the adaptive softmax (Config::adaptive): its words' logits
+// are (z proj^T) words^T, z the context vector the classifier reads.
+struct ClusterWeights {
+  const float* proj = nullptr;   // [d_i, d]  d_i = Config::cluster_width(i)
+  const float* words = nullptr;  // [V_i, d_i]
+};
+
 // The tensors plus named views into them. Absent optional tensors are nullptr.
 class Weights {
  public:
@@ -116,8 +123,11 @@ class Weights {
   std::vector<LayerWeights> layers;          // [n_layers]
   const float* final_norm_weight = nullptr;  // [d] (layernorm and rmsnorm)
   const float* final_norm_bias = nullptr;    // [d] (layernorm only)
-  const float* classifier = nullptr;         // C [V, d]; the embedding when tied
-  const float* classifier_bias = nullptr;    // c [V] optional
+  const float* classifier = nullptr;         // C [V, d]; the embedding when tied. With an adaptive
+                                             // softmax only its first head_words() rows are used
+  const float* classifier_bias = nullptr;    // c [head_size()] optional
+  const float* clusters = nullptr;           // [n, d] the head's cluster rows (adaptive only)
+  std::vector<ClusterWeights> cluster;       // [n] (adaptive only)
 
   Weights(const Weights&) = delete;
   Weights& operator=(const Weights&) = delete;

@@ -58,8 +58,10 @@ void check_options(const TrainOptions& o) {
   require(o.teacher_weight >= 0 && o.teacher_weight <= 1,
           "train: --teacher-weight must be in [0, 1]");
   require(o.temperature > 0, "train: --temperature must be positive");
-  require(!o.bf16 || bf16_available(),
-          "train: --bf16 needs a build with -DNEXTWORD_DNNL=ON (oneDNN, libdnnl-dev)");
+  require(o.teacher.empty() || !c.adaptive(),
+          "train: --teacher needs a model without --adaptive-cutoffs (its distributions are "
+          "over every word at every position)");
+  require(!o.bf16 || bf16_available(), std::string("train: --bf16: ") + bf16_unavailable_reason());
 }
 
 // The tensors a run trains: every required one, plus the optional biases asked for.
@@ -135,6 +137,11 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   Config c = o.model;
   c.vocab_size = static_cast<int>(words.size());
   c.unk_token = words[0];
+  if (c.adaptive() && c.adaptive_cutoffs.back() >= c.vocab_size) {
+    throw usage_error(
+        "train: --adaptive-cutoffs: the last cutoff, " + std::to_string(c.adaptive_cutoffs.back()) +
+        ", must be below the vocabulary's size, " + std::to_string(c.vocab_size) + " words");
+  }
   Vocabulary vocab(std::move(words));
   std::vector<TensorSpec> present = trained_tensors(o, c);
   Weights weights(c, std::move(present));
@@ -230,6 +237,13 @@ std::optional<double> validation_loss(Run& run) {
       const auto start = static_cast<std::ptrdiff_t>((first + static_cast<size_t>(b)) * T);
       inputs.insert(inputs.end(), val.begin() + start, val.begin() + start + T);
       targets.insert(targets.end(), val.begin() + start + 1, val.begin() + start + T + 1);
+    }
+    if (run.model.config.adaptive()) {
+      // Only the targets' clusters, as in training, not every word's ln p.
+      Activations& pass = run.training->adaptive_validation;
+      forward(run.model, pass, inputs.data(), count, T, Dropout{});
+      total += loss_forward_backward(run.model, pass, targets.data()) * count;
+      continue;
     }
     ForwardOptions fo;
     fo.all_positions = true;

@@ -124,11 +124,12 @@ struct TrainingState {
   std::vector<float> grads;
   std::vector<float> m, v;
   size_t parameters = 0;
-  std::vector<bool> decayed;       // per tensor: weight decay applies (matrices, see TensorRole)
-  double grad_norm = 0;            // of the last update, before clipping
-  std::vector<Worker> workers;     // [W]; worker 0's gradients are `grads`
-  const Model* teacher = nullptr;  // distillation's teacher, or none
-  RunState validation;             // validation's forward passes (no dropout, nothing kept)
+  std::vector<bool> decayed;        // per tensor: weight decay applies (matrices, see TensorRole)
+  double grad_norm = 0;             // of the last update, before clipping
+  std::vector<Worker> workers;      // [W]; worker 0's gradients are `grads`
+  const Model* teacher = nullptr;   // distillation's teacher, or none
+  RunState validation;              // validation's forward passes (no dropout, nothing kept)
+  Activations adaptive_validation;  // the same for a model with an adaptive softmax
 
   // Forward (with dropout), loss and backward on this rank's windows
   // inputs/targets [B, T], split over the workers: grads becomes d (their

@@ -55,7 +55,7 @@ double TrainingState::gradients(Model& model, const TrainOptions& o, const int* 
           model.config.vocab_size, o.teacher_weight, o.temperature);
     } else {
       losses[static_cast<size_t>(w)] =
-          loss_forward_backward(worker.activations, targets + offset, model.config.vocab_size);
+          loss_forward_backward(model, worker.activations, targets + offset);
     }
     if (w > 0) std::fill(worker.grads.begin(), worker.grads.end(), 0.0f);
     backward(model, worker.activations, worker.grad_state, out);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "math/layers.h"
+#include "transformer/adaptive_softmax.h"
 
 namespace nextword {
 namespace {
@@ -21,7 +22,7 @@ void check_preconditions(const Config& c, const Activations& a) {
               a.A.size() == static_cast<size_t>(c.n_layers) &&
               a.X_out.size() == area(N, c.d_model) && a.ids.size() == static_cast<size_t>(N),
           "the activations are not of a forward pass of this model");
-  require(a.logits.size() == area(N, c.vocab_size) && a.logits_are_gradients,
+  require(a.logits.size() == area(N, c.head_size()) && a.logits_are_gradients,
           "run loss_forward_backward first: the logits are not d loss / d logits");
 }
 
@@ -31,9 +32,12 @@ double mean_loss_forward_backward(float* logits, const int* targets, int N, int 
   return crossentropy_forward_backward(logits, targets, N, V, 1.0f / static_cast<float>(N)) / N;
 }
 
-double loss_forward_backward(Activations& a, const int* targets, int vocab_size) {
+double loss_forward_backward(const Model& model, Activations& a, const int* targets) {
+  const int N = a.sequences.N();
   const double loss =
-      mean_loss_forward_backward(a.logits.data(), targets, a.sequences.N(), vocab_size);
+      model.config.adaptive()
+          ? adaptive_loss_forward_backward(model, a, targets, 1.0f / static_cast<float>(N)) / N
+          : mean_loss_forward_backward(a.logits.data(), targets, N, model.config.vocab_size);
   a.logits_are_gradients = true;
   return loss;
 }
@@ -60,8 +64,7 @@ void backward(const Model& model, const Activations& a, GradState& g, float* gra
   // logits = Z C^T + c, Z = final_norm(X_out)
   g.dX.assign(area(N, c.d_model), 0.0f);
   g.dU.assign(area(N, c.d_model), 0.0f);
-  logits_backward(g.dX.data(), g.dU.data(), G, model, a.logits.data(), a.Z.data(), a.X_out.data(),
-                  N);
+  logits_backward(g.dX.data(), g.dU.data(), G, model, a, g);
   for (int l = c.n_layers - 1; l >= 0; --l) {
     const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
     const LayerActivations& layer = a.layers[static_cast<size_t>(l)];

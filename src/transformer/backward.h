@@ -15,10 +15,12 @@ namespace nextword {
 // d logits in `logits`.
 double mean_loss_forward_backward(float* logits, const int* targets, int N, int V);
 
-// The same on a training pass's logits (N = B*T); marks them as gradients.
-double loss_forward_backward(Activations& activations, const int* targets, int vocab_size);
+// The same on a training pass's logits (N = B*T), through the adaptive
+// softmax's clusters when the model has them; marks them as gradients.
+double loss_forward_backward(const Model& model, Activations& activations, const int* targets);
 
-// The same with a teacher's next-word logits [N, V] of the same windows:
+// The same with a teacher's next-word logits [N, V] of the same windows
+// (models without an adaptive softmax):
 // (1 - w) CE + w tau^2 KL(teacher || student) at temperature tau, averaged
 // over the N positions (math/layers.h, distillation_forward_backward).
 double distillation_loss_forward_backward(Activations& activations, const float* teacher,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "math/layers.h"
+#include "transformer/adaptive_softmax.h"
 
 namespace nextword {
 namespace {
@@ -262,17 +263,26 @@ void logits_forward(float* logits, float* Z, const Model& model, int R) {
   const Config& c = model.config;
   const Weights& w = model.weights;
   norm_forward(Z, Z, w.final_norm_weight, w.final_norm_bias, c, R);
-  classifier_forward(logits, Z, w.classifier, w.classifier_bias, R, c.d_model, c.vocab_size);
+  if (c.adaptive()) {
+    adaptive_log_probs_forward(logits, Z, model, R);
+  } else {
+    classifier_forward(logits, Z, w.classifier, w.classifier_bias, R, c.d_model, c.vocab_size);
+  }
 }
 
 void logits_backward(float* dX, float* dZ, const Gradients& G, const Model& model,
-                     const float* dlogits, const float* Z, const float* X, int R) {
+                     const Activations& a, GradState& g) {
   const Config& c = model.config;
   const Weights& w = model.weights;
-  classifier_backward(dZ, G.of(w.classifier), G.of(w.classifier_bias), dlogits, Z, w.classifier, R,
-                      c.d_model, c.vocab_size);
-  norm_backward(dX, G.of(w.final_norm_weight), G.of(w.final_norm_bias), dZ, X, w.final_norm_weight,
-                c, R);
+  const int N = a.sequences.N();
+  if (c.adaptive()) {
+    adaptive_softmax_backward(dZ, G, model, a, g);
+  } else {
+    classifier_backward(dZ, G.of(w.classifier), G.of(w.classifier_bias), a.logits.data(),
+                        a.Z.data(), w.classifier, N, c.d_model, c.vocab_size);
+  }
+  norm_backward(dX, G.of(w.final_norm_weight), G.of(w.final_norm_bias), dZ, a.X_out.data(),
+                w.final_norm_weight, c, N);
 }
 
 }  // namespace nextword

@@ -24,17 +24,19 @@ struct Gradients {
 
 // Gradient buffers of the backward pass, reused from step to step.
 struct GradState {
-  std::vector<float> dX;      // [N, d]       d loss / d the residual stream
-  std::vector<float> dX_in;   // [N, d]       d loss / d a block's input
-  std::vector<float> dO;      // [N, d]       d loss / d a block's output (before the residual)
-  std::vector<float> dU;      // [N, d]       through a norm
-  std::vector<float> dQ;      // [N, h*d_k]
-  std::vector<float> dK;      // [N, h*d_k]
-  std::vector<float> dV;      // [N, h*d_v]
-  std::vector<float> dheads;  // [N, h*d_v]
-  std::vector<float> dH;      // [N, d_ff]
-  std::vector<float> dG;      // [N, d_ff]    through the gate (swiglu)
-  std::vector<float> dS;      // [B, T, T]    per-window scratch of attention_backward
+  std::vector<float> dX;       // [N, d]       d loss / d the residual stream
+  std::vector<float> dX_in;    // [N, d]       d loss / d a block's input
+  std::vector<float> dO;       // [N, d]       d loss / d a block's output (before the residual)
+  std::vector<float> dU;       // [N, d]       through a norm
+  std::vector<float> dQ;       // [N, h*d_k]
+  std::vector<float> dK;       // [N, h*d_k]
+  std::vector<float> dV;       // [N, h*d_v]
+  std::vector<float> dheads;   // [N, h*d_v]
+  std::vector<float> dH;       // [N, d_ff]
+  std::vector<float> dG;       // [N, d_ff]    through the gate (swiglu)
+  std::vector<float> dS;       // [B, T, T]    per-window scratch of attention_backward
+  std::vector<float> dhidden;  // [n_i, d_i]  an adaptive softmax cluster's projection
+  std::vector<float> dZ_rows;  // [n_i, d]    and its rows of d loss / d Z
 };
 
 // X[N, d] = E[ids] (+ P or the sinusoids, counted from 0 in every sequence;
@@ -72,11 +74,14 @@ void ffn_block_backward(const Config& c, const LayerWeights& w, const Gradients&
                         const LayerActivations& a, float dropout, GradState& g);
 
 // On entry Z [R, d] holds the rows of the residual stream that get logits:
-// Z = final_norm(Z) in place, then logits[R, V] = Z C^T + c.
+// Z = final_norm(Z) in place, then logits[R, V] = Z C^T + c, or with an
+// adaptive softmax every word's ln p (transformer/adaptive_softmax.h).
 void logits_forward(float* logits, float* Z, const Model& model, int R);
-// Adds into dX [R, d] (d loss / d the rows X) and dZ [R, d] from dlogits [R, V].
+// Adds into dX [N, d] (d loss / d X_out) and dZ [N, d] from a training pass's
+// logits, which loss_forward_backward has turned into d loss / d logits
+// (the head's and the clusters' with an adaptive softmax).
 void logits_backward(float* dX, float* dZ, const Gradients& G, const Model& model,
-                     const float* dlogits, const float* Z, const float* X, int R);
+                     const Activations& a, GradState& g);
 
 // [Q | K | V] [N, 2*h*d_k + h*d_v] = U [W_q | W_k | W_v] + b: one product
 // with the fused weights when they are there (Weights::fuse_qkv), else three

@@ -64,6 +64,15 @@ struct LayerActivations {
   std::vector<float> F_mask;     // [N, d]        on the feed-forward branch
 };
 
+// One cluster of the adaptive softmax in a training pass: the positions whose
+// target word is in it, and what its forward pass made of them.
+struct ClusterActivations {
+  std::vector<int> rows;      // [n_i]  positions (rows of Z) whose target is in the cluster
+  std::vector<float> Z;       // [n_i, d]    their context vectors
+  std::vector<float> hidden;  // [n_i, d_i]  Z proj^T
+  std::vector<float> logits;  // [n_i, V_i]  hidden words^T, then d loss / d logits
+};
+
 // Training activations: B windows of T tokens, logits at every position.
 struct Activations {
   Sequences sequences;
@@ -73,7 +82,10 @@ struct Activations {
   std::vector<std::vector<float>> A;     // [n_layers] [B, h, T, T]  softmax(Q K^T * scale + M)
   std::vector<float> X_out;              // [N, d]   the residual stream after the last layer
   std::vector<float> Z;                  // [N, d]   final_norm(X_out)
-  std::vector<float> logits;             // [N, V]   or d loss / d logits, see below
+  std::vector<float> logits;             // [N, V]   or d loss / d logits, see below; with an
+                                         //          adaptive softmax the head's [N, head_size]
+  std::vector<ClusterActivations>
+      clusters;               // the adaptive softmax's (transformer/adaptive_softmax.h)
   std::vector<float> branch;  // [N, d]   scratch: a block's output O or F before the residual
   // loss_forward_backward (transformer/backward.h) has turned the logits
   // into d loss / d logits; backward() needs it, forward() clears it.

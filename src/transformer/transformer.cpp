@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "math/layers.h"
+#include "transformer/adaptive_softmax.h"
 #include "transformer/blocks.h"
 
 namespace nextword {
@@ -57,13 +58,25 @@ void Sequences::lay_out(std::span<const int> lengths, int n_heads) {
   }
 }
 
+namespace {
+// One context vector through the classifier: with an adaptive softmax, the
+// head and every cluster (prediction scores every word).
+double classifier_flops(const Config& c) {
+  double flops = 2.0 * c.d_model * c.head_size();
+  for (int i = 0; i < c.clusters(); ++i) {
+    flops += 2.0 * c.cluster_width(i) * (c.d_model + c.cluster_words(i));
+  }
+  return flops;
+}
+}  // namespace
+
 double forward_flops(const Config& c, std::span<const int> lengths) {
   const double d = c.d_model, qk = double{1} * c.n_heads * c.d_k, v = double{1} * c.n_heads * c.d_v;
   const double per_token = 2 * d * (2 * qk + v) + 2 * v * d + (c.gated() ? 6 : 4) * d * c.d_ff;
   double flops = 0;
   for (int T : lengths) {
     const double squared = double{1} * T * T;
-    flops += c.n_layers * (T * per_token + 2 * squared * (qk + v)) + 2 * d * c.vocab_size;
+    flops += c.n_layers * (T * per_token + 2 * squared * (qk + v)) + classifier_flops(c);
   }
   return flops;
 }
@@ -125,7 +138,7 @@ void forward(const Model& model, Activations& a, const int* ids, int B, int T,
   reserve_attention(a.A, c, seq.attention_size());
   fit(a.X_out, area(N, d));
   fit(a.Z, area(N, d));
-  fit(a.logits, area(N, c.vocab_size));
+  fit(a.logits, area(N, c.head_size()));
   fit(a.branch, area(N, d));
 
   embed_forward(L > 0 ? a.layers[0].X_in.data() : a.X_out.data(), model, ids, seq);
@@ -138,7 +151,15 @@ void forward(const Model& model, Activations& a, const int* ids, int B, int T,
     ffn_block_forward(c, w, l, N, layer, a.branch.data(), out, dropout);
   }
   std::copy(a.X_out.begin(), a.X_out.end(), a.Z.begin());
-  logits_forward(a.logits.data(), a.Z.data(), model, N);
+  if (c.adaptive()) {
+    // Only the head: each cluster runs for the positions whose target is in
+    // it (adaptive_loss_forward_backward).
+    norm_forward(a.Z.data(), a.Z.data(), model.weights.final_norm_weight,
+                 model.weights.final_norm_bias, c, N);
+    adaptive_head_forward(a.logits.data(), a.Z.data(), model, N);
+  } else {
+    logits_forward(a.logits.data(), a.Z.data(), model, N);
+  }
 }
 
 }  // namespace nextword

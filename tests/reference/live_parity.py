@@ -41,6 +41,8 @@ def main():
                         help="first seed; the fixtures use 0..47")
     parser.add_argument("--modern", type=int, default=16,
                         help="models more with rope, rmsnorm and swiglu, from seed + 1000")
+    parser.add_argument("--adaptive", type=int, default=16,
+                        help="models more with an adaptive softmax, from seed + 2000 (half modern)")
     parser.add_argument("--require-torch", default="0")
     args = parser.parse_args()
     args.nextword = os.path.abspath(args.nextword)
@@ -53,10 +55,12 @@ def main():
     worst = {"logits": 0.0, "probabilities": 0.0, "attention": 0.0}
     failures, records = [], 0
     with tempfile.TemporaryDirectory(prefix="nextword-parity-") as tmp:
-        seeds = [(seed, False) for seed in range(args.seed, args.seed + args.models)]
-        seeds += [(seed + 1000, True) for seed in range(args.seed, args.seed + args.modern)]
-        for seed, modern in seeds:
-            config, tensors, words, phrases = random_models.random_model(seed, modern)
+        seeds = [(seed, False, False) for seed in range(args.seed, args.seed + args.models)]
+        seeds += [(seed + 1000, True, False) for seed in range(args.seed, args.seed + args.modern)]
+        seeds += [(seed + 2000, seed % 2 == 0, True)
+                  for seed in range(args.seed, args.seed + args.adaptive)]
+        for seed, modern, adaptive in seeds:
+            config, tensors, words, phrases = random_models.random_model(seed, modern, adaptive)
             directory = os.path.join(tmp, str(seed))
             random_models.write_model(directory, seed, config, tensors, words)
             ref = Model(os.path.join(directory, "vocab.json"),

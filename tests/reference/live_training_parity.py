@@ -30,9 +30,11 @@ def main():
 
     with tempfile.TemporaryDirectory() as root:
         # Never the fixtures' seeds (0..47); 2000.. with the options of issue 24.
-        for seed, modern in [(s, False) for s in range(1000, 1016)] + \
-                [(s, True) for s in range(2000, 2012)]:
-            config, tensors, words, _ = random_models.random_model(seed, modern)
+        # 3000.. with an adaptive softmax (half of them with issue 24's options too).
+        for seed, modern, adaptive in [(s, False, False) for s in range(1000, 1016)] + \
+                [(s, True, False) for s in range(2000, 2012)] + \
+                [(s, s % 2 == 0, True) for s in range(3000, 3012)]:
+            config, tensors, words, _ = random_models.random_model(seed, modern, adaptive)
             # Halved weights: random models without norm or scale can have
             # logits in the hundreds, a regime where 10 float32 Adam steps
             # drift from float64 by rounding alone (seen: 1.8% on one model).

@@ -32,6 +32,7 @@ CONFIG_DEFAULTS = {
     "positional": "none", "rope_theta": 10000.0, "norm": "none", "norm_eps": 1e-5, "residual": True,
     "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
     "tokenizer": {}, "unk_token": "<unk>", "bos_token": None,
+    "adaptive_cutoffs": None, "adaptive_div": 4.0,
 }
 
 # Curly quotes read as straight ones; dashes and the ellipsis are marks too.
@@ -251,12 +252,52 @@ class Model:
             attention.append(layer)
             O = self.linear(torch.cat(heads, dim=1), p + "attn.w_o", p + "attn.b_o")
             X = self.feedforward(X + O if c["residual"] else O, p)
-        Z = self.norm(X, "final_norm")
+        return self.classify(self.norm(X, "final_norm")), attention
+
+    def classify(self, Z):
+        """Next-word logits [..., V] of context vectors Z [..., d] (after the
+        final norm): Z C^T + c, or with an adaptive softmax every word's
+        log-probability, from torch's own nn.AdaptiveLogSoftmaxWithLoss."""
+        c, W = self.config, self.tensors
         C = W["embedding"] if c["tied_classifier"] else W["classifier"]
+        if c["adaptive_cutoffs"]:
+            return self.adaptive_softmax().log_prob(Z.reshape(-1, Z.shape[-1])).reshape(
+                *Z.shape[:-1], c["vocab_size"])
         logits = Z @ C.T
+        return logits + W["classifier_bias"] if "classifier_bias" in W else logits
+
+    def adaptive_parameters(self):
+        """Our tensors under the names of nn.AdaptiveLogSoftmaxWithLoss's
+        parameters: head.weight is [C_head ; clusters], tail.i.0 the
+        projection, tail.i.1 the cluster's words."""
+        c, W = self.config, self.tensors
+        C = W["embedding"] if c["tied_classifier"] else W["classifier"]
+        params = {"head.weight": torch.cat([C[:c["adaptive_cutoffs"][0]], W["clusters"]])}
         if "classifier_bias" in W:
-            logits = logits + W["classifier_bias"]
-        return logits, attention
+            params["head.bias"] = W["classifier_bias"]
+        for i in range(len(c["adaptive_cutoffs"])):
+            params["tail.%d.0.weight" % i] = W["cluster.%d.proj" % i]
+            params["tail.%d.1.weight" % i] = W["cluster.%d.words" % i]
+        return params
+
+    def adaptive_module(self):
+        c = self.config
+        return torch.nn.AdaptiveLogSoftmaxWithLoss(
+            c["d_model"], c["vocab_size"], c["adaptive_cutoffs"], div_value=c["adaptive_div"],
+            head_bias="classifier_bias" in self.tensors).to(DTYPE)
+
+    def adaptive_softmax(self):
+        """The module with our tensors as its parameters (autograd flows to them)."""
+        module, params = self.adaptive_module(), self.adaptive_parameters()
+        for name, value in params.items():
+            owner = module
+            *path, leaf = name.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            assert getattr(owner, leaf).shape == value.shape, name
+            delattr(owner, leaf)
+            setattr(owner, leaf, value)
+        return module
 
     def residual_batch(self, ids):
         """The residual stream after the last layer, [B, T, d], of right-padded
@@ -296,10 +337,7 @@ class Model:
             ids[b, :len(row)] = torch.tensor(row)
         X = self.residual_batch(ids)
         last = X[torch.arange(B), torch.tensor([len(row) - 1 for row in batch])]
-        Z = self.norm(last, "final_norm")
-        C = W["embedding"] if c["tied_classifier"] else W["classifier"]
-        logits = Z @ C.T
-        return logits + W["classifier_bias"] if "classifier_bias" in W else logits
+        return self.classify(self.norm(last, "final_norm"))
 
     def top_k_line(self, logits, k):
         """`nextword predict -f tsv`: word, probability, ... (specials excluded)."""

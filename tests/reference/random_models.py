@@ -73,17 +73,27 @@ def tensor_shapes(c):
         shapes["final_norm.weight"] = [d]
     if c["norm"] == "layernorm":
         shapes["final_norm.bias"] = [d]
+    cutoffs = c.get("adaptive_cutoffs")
+    head = cutoffs[0] if cutoffs else V
     if not c["tied_classifier"]:
-        shapes["classifier"] = [V, d]
-    shapes["classifier_bias"] = [V]
+        shapes["classifier"] = [head, d]
+    shapes["classifier_bias"] = [head + len(cutoffs or [])]
     optional.add("classifier_bias")
+    for i, start in enumerate(cutoffs or []):
+        end = cutoffs[i + 1] if i + 1 < len(cutoffs) else V
+        width = int(d // (c.get("adaptive_div", 4.0) ** (i + 1)))
+        if i == 0:
+            shapes["clusters"] = [len(cutoffs), d]
+        shapes["cluster.%d.proj" % i] = [width, d]
+        shapes["cluster.%d.words" % i] = [end - start, width]
     return shapes, optional
 
 
-def random_model(seed, modern=False):
+def random_model(seed, modern=False, adaptive=False):
     """(config, tensors {name: (shape, flat values)}, words, phrases) for a seed;
     modern: the options of MODERN_FLAGS (rope, rmsnorm, swiglu, optional
-    feed-forward biases) are drawn too."""
+    feed-forward biases) are drawn too; adaptive: an adaptive softmax of one
+    to three clusters."""
     rng = random.Random(seed)
     n_layers = seed % 4
     words = ["<unk>"] + rng.sample(WORDS, rng.randint(10, len(WORDS)))
@@ -115,6 +125,12 @@ def random_model(seed, modern=False):
             if extra.random() < 0.5:
                 c["rope_theta"] = extra.choice([10.0, 100.0, 500000.0])
         c["_modern"] = True
+    if adaptive:
+        extra = random.Random(seed * 15485863 + 29)
+        n = extra.randint(1, min(3, len(words) - 1))
+        c["adaptive_cutoffs"] = sorted(extra.sample(range(1, len(words)), n))
+        divs = [x for x in (1.0, 1.5, 2.0, 4.0) if c["d_model"] // x ** n >= 1]
+        c["adaptive_div"] = extra.choice(divs)
     shapes, optional = tensor_shapes(c)
     c.pop("_modern", None)
     tensors = {}
@@ -182,6 +198,8 @@ def describe(config):
              c["norm"][:4], "res" if c["residual"] else "nores",
              "causal" if c["causal"] else "bidir", "s" + c["scale"][:4],
              "tied" if c["tied_classifier"] else "untied"]
+    if c.get("adaptive_cutoffs"):
+        parts.append("adaptive%s" % ",".join(map(str, c["adaptive_cutoffs"])))
     if "bos_token" in c:
         parts.append("bos")
     return "-".join(parts)

@@ -57,7 +57,7 @@ TEST_CASE("gradients and AdamW steps match PyTorch autograd", "[training-parity]
     Activations state;
     GradState grad_state;
     forward(model, state, inputs.data(), B, T, Dropout{});
-    const double loss = loss_forward_backward(state, targets.data(), model.config.vocab_size);
+    const double loss = loss_forward_backward(model, state, targets.data());
     CHECK(std::abs(loss - want["loss"].get<double>()) <=
           kTolerance * std::abs(want["loss"].get<double>()));
     worst_loss = std::max(worst_loss, std::abs(loss / want["loss"].get<double>() - 1));
@@ -108,7 +108,7 @@ TEST_CASE("gradients and AdamW steps match PyTorch autograd", "[training-parity]
       worst_loss = std::max(worst_loss, std::abs(l / expected - 1));
     }
     forward(model, state, inputs.data(), B, T, Dropout{});
-    const double final_loss = loss_forward_backward(state, targets.data(), model.config.vocab_size);
+    const double final_loss = loss_forward_backward(model, state, targets.data());
     const double expected = losses.back().get<double>();
     CHECK(std::abs(final_loss - expected) <= kTolerance * std::abs(expected));
     worst_loss = std::max(worst_loss, std::abs(final_loss / expected - 1));

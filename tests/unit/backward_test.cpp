@@ -68,7 +68,7 @@ std::vector<Case> cases() {
 double loss_of(const Model& m, Activations& s, const std::vector<int>& ids,
                const std::vector<int>& targets, int B, int T, float dropout) {
   forward(m, s, ids.data(), B, T, Dropout{dropout, 42});
-  return loss_forward_backward(s, targets.data(), m.config.vocab_size);
+  return loss_forward_backward(m, s, targets.data());
 }
 
 }  // namespace
@@ -145,11 +145,11 @@ TEST_CASE("backward refuses activations it cannot use", "[gradient]") {
   one_layer.n_layers = 1;
   const Model other = random_model(one_layer, false, false, 3);
   forward(other, a, ids.data(), B, T, Dropout{});
-  loss_forward_backward(a, targets.data(), V);
+  loss_forward_backward(other, a, targets.data());
   CHECK(message() == "backward: the activations are not of a forward pass of this model");
   // Everything in order: no error, and the gradient is not zero.
   forward(m, a, ids.data(), B, T, Dropout{});
-  loss_forward_backward(a, targets.data(), V);
+  loss_forward_backward(m, a, targets.data());
   CHECK(message() == "no error");
   double norm = 0;
   for (float x : grads) norm += static_cast<double>(x) * x;
