@@ -1,0 +1,147 @@
+#include "text/wikitext.h"
+
+#include <cstddef>
+#include <span>
+
+#include "text/words.h"
+
+namespace nextword {
+namespace {
+
+// As the tokenizer's in-word rule counts them: ASCII letters and digits and
+// every byte of a non-ASCII character.
+bool is_word_byte(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+// A piece WikiText split off the word before: `'s`, `'t` (of `don 't`),
+// `'re`, `'ll`, ..., `n't`, and the rest of a name such as `O 'Neil` or
+// `d 'état`. A lone `'` is a quote or a plural's possessive and stays apart.
+bool is_clitic(std::string_view word) {
+  return word == "n't" ||
+         (word.size() >= 2 && word[0] == '\'' && is_word_byte(static_cast<unsigned char>(word[1])));
+}
+
+bool is_one_of(std::string_view word, std::string_view marks) {
+  return word.size() == 1 && marks.find(word[0]) != std::string_view::npos;
+}
+
+// A line's whitespace tokens, less the `=` marks when it is a heading.
+struct Line {
+  std::vector<std::string_view> words;
+  size_t level = 0;  // 1 for an article's title, 2 for a section, ...; 0 for a paragraph
+  size_t marks = 0;  // the `=` dropped
+};
+
+Line read_line(std::string_view text) {
+  Line line;
+  for (size_t i = 0; i < text.size();) {
+    if (is_space(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && !is_space(text[end])) ++end;
+    line.words.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  std::vector<std::string_view>& words = line.words;
+  if (words.size() >= 2 && words.front() == "=" && words.back() == "=") {
+    size_t lead = 0;
+    while (lead < words.size() && words[lead] == "=") ++lead;
+    size_t trail = 0;
+    while (lead + trail < words.size() && words[words.size() - 1 - trail] == "=") ++trail;
+    line.level = lead;
+    line.marks = lead + trail;
+    words.erase(words.end() - static_cast<std::ptrdiff_t>(trail), words.end());
+    words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(lead));
+  }
+  return line;
+}
+
+// Appends WikiText words to `text` as running text. `quote_open` carries the
+// double quotes' parity from one piece of a line to the next. Only the
+// joins around ' and - change what the tokenizer makes of the text (its
+// in-word rule); the other spacing is for people reading it.
+void append_words(std::string& text, std::span<const std::string_view> words, bool& quote_open) {
+  bool glue = false;  // the next word hugs the text before
+  for (const std::string_view word : words) {
+    if (word == "@-@" || word == "@,@" || word == "@.@") {
+      text += word[1];
+      glue = true;
+      continue;
+    }
+    bool space = !text.empty() && !glue;
+    glue = false;
+    if (is_clitic(word) || is_one_of(word, ",.;:!?)]}%")) {
+      space = false;
+    } else if (word == "\"") {
+      if (quote_open)
+        space = false;  // a closing quote hugs the word before
+      else
+        glue = true;  // an opening one, the word after
+      quote_open = !quote_open;
+    } else if (is_one_of(word, "([{")) {
+      glue = true;
+    }
+    if (space) text += ' ';
+    text += word;
+  }
+}
+
+}  // namespace
+
+int64_t Wikitext::scored() const { return wikitext_tokens - unknown - heading_marks; }
+
+std::string wikitext_line_text(std::string_view line) {
+  const Line words = read_line(line);
+  std::string text;
+  bool quote_open = false;
+  append_words(text, words.words, quote_open);
+  return text;
+}
+
+Wikitext read_wikitext(std::string_view text, const TokenizerOptions& options,
+                       const std::string& unk_token) {
+  Wikitext out;
+  WikitextDocument current;
+  auto finish = [&] {
+    if (!current.tokens.empty()) out.documents.push_back(std::move(current));
+    current = {};
+  };
+  auto add = [&](std::string token, bool scored) {
+    current.tokens.push_back(std::move(token));
+    current.scored.push_back(scored ? 1 : 0);
+  };
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const Line line = read_line(text.substr(start, end - start));
+    start = end + 1;
+    out.wikitext_tokens += static_cast<int64_t>(line.words.size() + line.marks);
+    out.heading_marks += static_cast<int64_t>(line.marks);
+    if (line.level == 1) finish();
+    // The text between <unk>s is tokenized piece by piece: a <unk> written
+    // into the text would fuse with a clitic or hyphen beside it (`<unk>'s`)
+    // and the tokenizer would cut `<unk>` itself into marks and a word.
+    const std::span<const std::string_view> words(line.words);
+    bool quote_open = false;
+    size_t piece = 0;
+    for (size_t i = 0; i <= words.size(); ++i) {
+      if (i < words.size() && words[i] != "<unk>") continue;
+      std::string piece_text;
+      append_words(piece_text, words.subspan(piece, i - piece), quote_open);
+      for (std::string& token : tokenize(piece_text, options)) add(std::move(token), true);
+      if (i < words.size()) {
+        ++out.unknown;
+        add(unk_token, false);
+      }
+      piece = i + 1;
+    }
+  }
+  finish();
+  return out;
+}
+
+}  // namespace nextword
