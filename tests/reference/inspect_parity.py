@@ -657,10 +657,13 @@ def live(args, ck):
     with tempfile.TemporaryDirectory(prefix="nextword-inspect-") as tmp:
         models = []
         # Then as many with the options of issue 24, from seed + 1000 on.
-        seeds = [(seed, False) for seed in range(args.seed, args.seed + args.models)]
-        seeds += [(seed + 1000, True) for seed in range(args.seed, args.seed + args.modern)]
-        for seed, modern in seeds:
-            config, tensors, words, phrases = random_models.random_model(seed, modern)
+        seeds = [(seed, False, False) for seed in range(args.seed, args.seed + args.models)]
+        seeds += [(seed + 1000, True, False) for seed in range(args.seed, args.seed + args.modern)]
+        # And with an adaptive softmax, from seed + 2000 on (half of them modern).
+        seeds += [(seed + 2000, seed % 2 == 0, True)
+                  for seed in range(args.seed, args.seed + args.adaptive)]
+        for seed, modern, adaptive in seeds:
+            config, tensors, words, phrases = random_models.random_model(seed, modern, adaptive)
             directory = os.path.join(tmp, str(seed))
             random_models.write_model(directory, seed, config, tensors, words)
             cases, document = plan_random(seed, config, words, phrases, directory)
@@ -770,6 +773,8 @@ def main():
     parser.add_argument("--models", type=int, default=DEFAULT_MODELS, help="random models (live)")
     parser.add_argument("--modern", type=int, default=12,
                         help="random models with rope, rmsnorm, swiglu (live)")
+    parser.add_argument("--adaptive", type=int, default=8,
+                        help="random models with an adaptive softmax (live)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help="first seed (live); the fixtures use 0..31, live_parity 1000..")
     parser.add_argument("--no-default", action="store_true", help="skip the default model (live)")
@@ -795,8 +800,9 @@ def main():
     for failure in ck.failures:
         print("FAIL " + failure)
     mode = "fixtures" if args.fixtures else (
-        "live (%d random models from seed %d, %d with rope, rmsnorm or swiglu from seed %d%s)" % (
-            args.models, args.seed, args.modern, args.seed + 1000,
+        "live (%d random models from seed %d, %d with rope, rmsnorm or swiglu from seed %d, "
+        "%d with an adaptive softmax from seed %d%s)" % (
+            args.models, args.seed, args.modern, args.seed + 1000, args.adaptive, args.seed + 2000,
             "" if args.no_default else ", and the default model"))
     print("inspect parity, %s: %d records, %d checks, %d failures, %.1f s%s" % (
         mode, ck.records, ck.checks, len(ck.failures), seconds,

@@ -109,8 +109,27 @@ def unembed(model, x):
     """logits of residual rows x [.., d]: final_norm(x) C^T + c."""
     c, W = model.config, model.tensors
     z = norm_of(model, x, "final_norm")
+    if c["adaptive_cutoffs"]:  # every word's ln p, from torch's adaptive softmax
+        return model.classify(z)
     logits = z @ classifier(model).T
     return logits + W["classifier_bias"] if "classifier_bias" in W else logits
+
+
+def readout(model, target):
+    """(row [d], bias): the target's score is final_norm(x) . row + bias. With
+    an adaptive softmax its head row, or its cluster's head row plus
+    proj^T words[target], and the bias of that head entry; ln p is the score
+    less the log-normalizers, which the constant takes."""
+    c, W = model.config, model.tensors
+    cutoffs = c["adaptive_cutoffs"]
+    if not cutoffs or target < cutoffs[0]:
+        bias = W["classifier_bias"][target].item() if "classifier_bias" in W else 0.0
+        return classifier(model)[target], bias
+    i = max(k for k, start in enumerate(cutoffs) if start <= target)
+    row = W["clusters"][i] + W["cluster.%d.proj" % i].T @ W["cluster.%d.words" % i][
+        target - cutoffs[i]]
+    head = cutoffs[0] + i
+    return row, W["classifier_bias"][head].item() if "classifier_bias" in W else 0.0
 
 
 def run(model, ids):
@@ -448,7 +467,7 @@ def attribute(model, phrase, word=None):
     parts = attribution_parts(model, acts)
     total = sum(v for _, v in parts)
     assert torch.allclose(total, x, rtol=1e-9, atol=1e-9), "parts do not sum to the residual"
-    row = classifier(model)[target]
+    row, bias = readout(model, target)
     if c["norm"] == "layernorm":
         mean = x.mean()
         sigma = torch.sqrt(((x - mean) ** 2).mean() + c["norm_eps"])
@@ -463,9 +482,11 @@ def attribute(model, phrase, word=None):
     else:
         values = [(name, (p @ row).item()) for name, p in parts]
         constant = 0.0
-    if "classifier_bias" in W:
-        constant += W["classifier_bias"][target].item()
+    constant += bias
     logit = logits[target].item()
+    if c["adaptive_cutoffs"]:
+        score = (norm_of(model, x, "final_norm") @ row).item() + bias
+        constant += logit - score
     assert abs(sum(v for _, v in values) + constant - logit) <= 1e-9 * max(1.0, abs(logit))
     return {"phrase": phrase, "tokens": tokens, "ids": ids, "word": model.words[target],
             "id": target, "logit": logit,
