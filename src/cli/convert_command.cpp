@@ -1,5 +1,7 @@
-// nextword convert: a weights file from one form to another, losslessly
-// (weights.json with numbers or base64 tensors, weights.safetensors).
+// nextword convert: a weights file from one form to another (weights.json
+// with numbers or base64 tensors, weights.safetensors), losslessly; or, with
+// --dtype f16|bf16, a safetensors file of 16-bit floats rounded to nearest
+// even, half the size.
 #include <memory>
 
 #include "base/error.h"
@@ -13,6 +15,7 @@ namespace {
 struct ConvertCommand {
   std::string input, output;
   bool numbers = false;
+  std::string dtype = "f32";
 
   void add_to(CLI::App& c) {
     c.add_option("input", input, "weights.json or weights.safetensors to read")->required();
@@ -22,6 +25,10 @@ struct ConvertCommand {
     c.add_flag("--numbers", numbers,
                "JSON tensors as lists of numbers (shortest round-trip decimals) instead of "
                "base64 float32");
+    c.add_option("--dtype", dtype,
+                 "Floats of safetensors output: f32 (lossless, the default), f16 (IEEE half) or "
+                 "bf16 (bfloat16), both rounded to nearest even: half the bytes")
+        ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   }
 
   int run() const {
@@ -29,9 +36,26 @@ struct ConvertCommand {
     if (format == WeightsFormat::kSafetensors && numbers) {
       throw Error(ExitCode::kUsage, "--numbers is for JSON output, not " + output);
     }
+    if (format != WeightsFormat::kSafetensors && dtype != "f32") {
+      throw Error(ExitCode::kUsage, "--dtype " + dtype + " is for .safetensors output, not " +
+                                        output + " (weights.json is always float32)");
+    }
     if (numbers) format = WeightsFormat::kJsonNumbers;
     const WeightsFile in = read_weights(input);
-    write_file_atomically(output, encode_weights(in.config, in.weights, format));
+    std::string bytes;
+    if (format == WeightsFormat::kSafetensors) {
+      const TensorDtype d = dtype == "f16"    ? TensorDtype::kF16
+                            : dtype == "bf16" ? TensorDtype::kBF16
+                                              : TensorDtype::kF32;
+      try {
+        bytes = weights_safetensors(in.config, in.weights, d);
+      } catch (const Error& e) {  // a value beyond the half's range: name the file it is in
+        throw Error(e.code(), input + ": " + e.message());
+      }
+    } else {
+      bytes = encode_weights(in.config, in.weights, format);
+    }
+    write_file_atomically(output, bytes);
     return 0;
   }
 };
@@ -40,7 +64,9 @@ struct ConvertCommand {
 
 CLI::App* add_convert_command(CLI::App& app, std::function<int()>& run) {
   return add_command<ConvertCommand>(
-      app, "convert", "Convert weights between weights.json (numbers or base64) and safetensors",
+      app, "convert",
+      "Convert weights between weights.json (numbers or base64) and safetensors (float32, or "
+      "16-bit floats with --dtype)",
       run);
 }
 

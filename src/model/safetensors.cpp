@@ -1,16 +1,21 @@
 // weights.safetensors: the standard safetensors layout (an 8-byte
 // little-endian header length, a JSON header giving each tensor's dtype,
 // shape and data_offsets, then the raw little-endian data), with the format-v1
-// config as a JSON string under "__metadata__". The data is used where it
-// lies in the mapped file; every size is checked against the file first.
+// config as a JSON string under "__metadata__". F32 data is used where it
+// lies in the mapped file; F16 and BF16 tensors are widened once into
+// float32 storage the Weights own. Every size is checked against the file
+// first.
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "model/half_float.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
 
@@ -27,8 +32,22 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 struct Entry {
   const TensorSpec* spec;
+  TensorDtype dtype;
   uint64_t begin, end;  // data_offsets
 };
+
+uint64_t element_bytes(TensorDtype dtype) { return dtype == TensorDtype::kF32 ? 4 : 2; }
+
+// The dtype the header names: F32, F16 or BF16, else an error.
+TensorDtype read_dtype(const json& tensor, const std::string& file, const std::string& name) {
+  auto dtype = tensor.find("dtype");
+  for (TensorDtype d : {TensorDtype::kF32, TensorDtype::kF16, TensorDtype::kBF16}) {
+    if (dtype != tensor.end() && *dtype == dtype_name(d)) return d;
+  }
+  throw model_error(file, name + ".dtype",
+                    "must be \"F32\", \"F16\" or \"BF16\" (nextword computes in float32), got " +
+                        (dtype == tensor.end() ? std::string("nothing") : dtype->dump()));
+}
 
 std::string metadata_string(const json& metadata, const std::string& key, const std::string& file) {
   auto it = metadata.find(key);
@@ -74,12 +93,7 @@ Entry read_entry(const json& tensor, const TensorSpec& spec, const std::string& 
                         "unknown tensor field (expected dtype, shape, data_offsets)");
     }
   }
-  auto dtype = tensor.find("dtype");
-  if (dtype == tensor.end() || *dtype != "F32") {
-    throw model_error(file, name + ".dtype",
-                      "must be \"F32\" (nextword's weights are float32), got " +
-                          (dtype == tensor.end() ? std::string("nothing") : dtype->dump()));
-  }
+  const TensorDtype dtype = read_dtype(tensor, file, name);
   auto shape = tensor.find("shape");
   std::vector<int64_t> dims;
   bool valid = shape != tensor.end() && shape->is_array();
@@ -97,9 +111,9 @@ Entry read_entry(const json& tensor, const TensorSpec& spec, const std::string& 
   if (offsets == tensor.end() || !offsets->is_array() || offsets->size() != 2) {
     throw model_error(file, field, "must be [begin, end], two non-negative integers");
   }
-  const Entry entry{&spec, read_offset((*offsets)[0], file, field),
+  const Entry entry{&spec, dtype, read_offset((*offsets)[0], file, field),
                     read_offset((*offsets)[1], file, field)};
-  const auto bytes = static_cast<uint64_t>(spec.size()) * sizeof(float);
+  const auto bytes = static_cast<uint64_t>(spec.size()) * element_bytes(dtype);
   if (entry.begin > entry.end || entry.end > data_bytes) {
     throw model_error(file, field,
                       "[" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
@@ -184,21 +198,30 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
                       std::to_string(data_bytes - covered) + " bytes after the last tensor");
   }
 
-  bool aligned = true;
+  bool mappable = true;  // every tensor F32 and 4-byte aligned
   std::vector<const float*> views;
   for (const Entry& e : entries) {
     const char* at = data + e.begin;
-    aligned = aligned && reinterpret_cast<uintptr_t>(at) % alignof(float) == 0;
+    mappable = mappable && e.dtype == TensorDtype::kF32 &&
+               reinterpret_cast<uintptr_t>(at) % alignof(float) == 0;
     views.push_back(reinterpret_cast<const float*>(at));
   }
   WeightsFile result{std::move(config), {}, static_cast<int64_t>(size)};
-  if (aligned) {
+  if (mappable) {
     result.weights = Weights(result.config, std::move(present), views, file);
-  } else {  // a writer that did not pad the header: copy once
+  } else {  // halves, or a writer that did not pad the header: float32 storage, filled once
     result.weights = Weights(result.config, std::move(present));
     for (size_t i = 0; i < entries.size(); ++i) {
-      std::memcpy(result.weights.mutable_data(i), data + entries[i].begin,
-                  entries[i].end - entries[i].begin);
+      const Entry& e = entries[i];
+      float* out = result.weights.mutable_data(i);
+      const auto n = static_cast<size_t>(e.spec->size());
+      if (e.dtype == TensorDtype::kF16) {
+        f16_to_floats(data + e.begin, n, out);
+      } else if (e.dtype == TensorDtype::kBF16) {
+        bf16_to_floats(data + e.begin, n, out);
+      } else {
+        std::memcpy(out, data + e.begin, e.end - e.begin);
+      }
     }
   }
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -215,15 +238,25 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
   return result;
 }
 
-std::string weights_safetensors(const Config& config, const Weights& weights) {
+const char* dtype_name(TensorDtype dtype) {
+  switch (dtype) {
+    case TensorDtype::kF16: return "F16";
+    case TensorDtype::kBF16: return "BF16";
+    case TensorDtype::kF32: break;
+  }
+  return "F32";
+}
+
+std::string weights_safetensors(const Config& config, const Weights& weights, TensorDtype dtype) {
   nlohmann::ordered_json header;
   header["__metadata__"] = {
       {"format", "nextword"}, {"version", "1"}, {"config", config_to_json(config).dump()}};
   uint64_t offset = 0;
   for (const TensorSpec& spec : weights.tensors()) {
-    const auto bytes = static_cast<uint64_t>(spec.size()) * sizeof(float);
-    header[spec.name] = {
-        {"dtype", "F32"}, {"shape", spec.shape}, {"data_offsets", {offset, offset + bytes}}};
+    const auto bytes = static_cast<uint64_t>(spec.size()) * element_bytes(dtype);
+    header[spec.name] = {{"dtype", dtype_name(dtype)},
+                         {"shape", spec.shape},
+                         {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -235,8 +268,28 @@ std::string weights_safetensors(const Config& config, const Weights& weights) {
   out += text;
   out.reserve(out.size() + offset);
   for (size_t i = 0; i < weights.tensors().size(); ++i) {
-    out.append(reinterpret_cast<const char*>(weights.data(i)),
-               static_cast<size_t>(weights.tensors()[i].size()) * sizeof(float));
+    const TensorSpec& spec = weights.tensors()[i];
+    const auto n = static_cast<size_t>(spec.size());
+    if (dtype == TensorDtype::kF32) {
+      out.append(reinterpret_cast<const char*>(weights.data(i)), n * sizeof(float));
+      continue;
+    }
+    const size_t at = out.size();
+    out.resize(at + 2 * n);
+    const size_t beyond = dtype == TensorDtype::kF16
+                              ? floats_to_f16(weights.data(i), n, out.data() + at)
+                              : floats_to_bf16(weights.data(i), n, out.data() + at);
+    if (beyond < n) {
+      std::array<char, 32> value{};
+      const float x = weights.data(i)[beyond];
+      char* end = std::to_chars(value.data(), value.data() + value.size(), x).ptr;
+      throw Error(ExitCode::kUsage,
+                  spec.name + ": element " + std::to_string(beyond) + " is " +
+                      std::string(value.data(), end) + ", beyond " + dtype_name(dtype) +
+                      "'s range (largest " +
+                      (dtype == TensorDtype::kF16 ? "65504" : "3.3895314e+38") + "); --dtype " +
+                      (dtype == TensorDtype::kF16 ? "bf16 or f32" : "f32") + " holds it");
+    }
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // The weights file in its three forms (data/FORMAT.md): weights.json with
 // tensors as lists of numbers or as base64 float32, and weights.safetensors.
 // All three hold the same config and the same float32 values, so converting
-// between them is lossless.
+// between them is lossless, except to a safetensors file of 16-bit floats
+// (F16, BF16), which rounds each value once; those are widened back to
+// float32 exactly when read.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,11 @@ struct WeightsFile {
 
 enum class WeightsFormat { kJsonNumbers, kJsonBase64, kSafetensors };
 
+// The element type of a safetensors tensor: float32, IEEE binary16, bfloat16.
+enum class TensorDtype { kF32, kF16, kBF16 };
+// "F32", "F16", "BF16", as the safetensors header spells them.
+const char* dtype_name(TensorDtype dtype);
+
 // weights.safetensors when the name ends in ".safetensors", else weights.json.
 WeightsFormat format_of_path(const std::string& path);
 
@@ -38,12 +45,17 @@ void check_safetensors_start(const std::string& path, std::string_view first);
 // Reads either form; throws model_error naming the file and field at fault.
 WeightsFile read_weights(const std::string& path);
 WeightsFile read_weights_json(const FileBytes& file);
-// The tensors stay in the mapped file (zero-copy) unless they are misaligned.
+// The tensors stay in the mapped file (zero-copy) when they are all F32 and
+// aligned; otherwise they are copied once into owned float32 storage, F16
+// and BF16 tensors widened on the way.
 WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file);
 
-// The file's bytes in the given form.
+// The file's bytes in the given form. weights_safetensors writes every tensor
+// in `dtype`, rounding to nearest even; a value beyond the dtype's range throws
+// Error(kUsage) naming the tensor and element.
 std::string weights_json(const Config& config, const Weights& weights, bool base64);
-std::string weights_safetensors(const Config& config, const Weights& weights);
+std::string weights_safetensors(const Config& config, const Weights& weights,
+                                TensorDtype dtype = TensorDtype::kF32);
 std::string encode_weights(const Config& config, const Weights& weights, WeightsFormat format);
 
 }  // namespace nextword
