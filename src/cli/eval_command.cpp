@@ -1,16 +1,21 @@
 // nextword eval: how well a model predicts the words of a text.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/progress.h"
 #include "complete/keystrokes.h"
+#include "complete/wikitext_eval.h"
 #include "predict/evaluate.h"
 #include "text/documents.h"
+#include "text/wikitext.h"
 
 namespace nextword::cli {
 namespace {
@@ -21,14 +26,44 @@ struct EvalCommand {
   std::string format = "text";
   bool ksr = false;
   CompletionOptions completion;
+  std::string wikitext;
+  WikitextEvalOptions wikitext_options;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
-    c.add_option("text", files, "Text files to score (documents as for train)")->required();
-    c.add_flag("--ksr", ksr,
-               "Keystroke savings instead: type the text with `complete`'s suggestions (-k, "
-               "--no-repeat, --learn, --history, --lexicon as for complete)");
+    CLI::Option* text = c.add_option("text", files, "Text files to score (documents as for train)");
+    CLI::Option* keystrokes =
+        c.add_flag("--ksr", ksr,
+                   "Keystroke savings instead: type the text with `complete`'s suggestions (-k, "
+                   "--no-repeat, --learn, --history, --lexicon as for complete)");
     completion.add_to(c);
+    CLI::Option* file =
+        c.add_option("--wikitext", wikitext,
+                     "Instead, the WikiText-103 measure on FILE, a WikiText tokenized file: "
+                     "perplexity per WikiText token, words outside the vocabulary spelled by "
+                     "the lexicon (--lexicon as for complete; README, eval --wikitext)")
+            ->type_name("FILE")
+            ->excludes(text)
+            ->excludes(keystrokes);
+    WikitextEvalOptions& o = wikitext_options;
+    CLI::Option* cache =
+        c.add_flag("--cache", o.cache,
+                   "With --wikitext: mix in the continuous cache (Grave et al. 2017) of the "
+                   "article read so far")
+            ->needs(file);
+    c.add_option("--cache-size", o.cache_size, "Positions the cache keeps")
+        ->needs(cache)
+        ->check(CLI::Range(1, 1 << 24))
+        ->capture_default_str();
+    c.add_option("--cache-weight", o.cache_weight,
+                 "lambda_c: p = (1 - lambda_c) p_model + lambda_c p_cache, at least 0, below 1 "
+                 "(a default to be tuned)")
+        ->needs(cache)
+        ->capture_default_str();
+    c.add_option("--cache-sharpness", o.cache_sharpness,
+                 "theta: a cached position weighs e^(theta cos(h, h_i)) (a default to be tuned)")
+        ->needs(cache)
+        ->capture_default_str();
     c.add_option("-f,--format", format, "Output: text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -38,21 +73,22 @@ struct EvalCommand {
     // Keystroke savings runs one context per forward pass: too small a
     // product to split over threads.
     set_threading(Threading::kRows, ksr ? 1 : available_cores());
+    if (files.empty() && wikitext.empty()) {
+      throw Error(ExitCode::kUsage, "eval: give TEXT files to score, or --wikitext FILE");
+    }
+    const WikitextEvalOptions& o = wikitext_options;
+    if (!(o.cache_weight >= 0 && o.cache_weight < 1)) {
+      throw Error(ExitCode::kUsage, "eval: --cache-weight must be at least 0 and below 1");
+    }
+    if (!(o.cache_sharpness >= 0) || std::isinf(o.cache_sharpness)) {
+      throw Error(ExitCode::kUsage, "eval: --cache-sharpness must be a number, at least 0");
+    }
     const Model m = model.load();
     if (ksr) return keystroke_savings(m);
+    if (!wikitext.empty()) return wikitext_measure(m);
     const std::vector<Document> documents = read_documents(files, m.config.tokenizer);
     Progress progress;
-    int64_t last_shown = -1;
-    auto show = [&](int64_t done, int64_t total) {
-      // A bar on a terminal only: logs get the result, not the journey.
-      if (!progress.live() || total < 2000 || done - last_shown < total / 200) return;
-      last_shown = done;
-      char text[80];
-      std::snprintf(text, sizeof text, "%lld/%lld positions", static_cast<long long>(done),
-                    static_cast<long long>(total));
-      progress.update(static_cast<double>(done) / static_cast<double>(total), text, {});
-    };
-    const EvalResult r = evaluate(m, documents, show);
+    const EvalResult r = evaluate(m, documents, bar(progress));
     progress.finish();
     if (format == "json") {
       nlohmann::ordered_json j = {
@@ -72,6 +108,95 @@ struct EvalCommand {
                   100 * r.unknown_rate(), r.cross_entropy, r.perplexity(), r.top1_accuracy(),
                   r.top5_accuracy());
     write_line(text);
+    return 0;
+  }
+
+  // A bar on a terminal only: logs get the result, not the journey.
+  static std::function<void(int64_t, int64_t)> bar(Progress& progress) {
+    return [&progress, last_shown = int64_t{-1}](int64_t done, int64_t total) mutable {
+      if (!progress.live() || total < 2000 || done - last_shown < total / 200) return;
+      last_shown = done;
+      char text[80];
+      std::snprintf(text, sizeof text, "%lld/%lld positions", static_cast<long long>(done),
+                    static_cast<long long>(total));
+      progress.update(static_cast<double>(done) / static_cast<double>(total), text, {});
+    };
+  }
+
+  // eval --wikitext: the WikiText-103 measure (complete/wikitext_eval.h).
+  int wikitext_measure(const Model& m) const {
+    const Wikitext text =
+        read_wikitext(read_text_file(wikitext), m.config.tokenizer, m.config.unk_token);
+    if (text.scored() == 0) throw input_error(wikitext + ": no WikiText token to score");
+    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    Progress progress;
+    WikitextEvalHooks hooks;
+    hooks.progress = bar(progress);
+    const WikitextEvalOptions& o = wikitext_options;
+    const WikitextEvalResult r =
+        evaluate_wikitext(m, text, lexicon ? &*lexicon : nullptr, o, hooks);
+    progress.finish();
+    if (!r.lexicon && r.oov > 0) {
+      report(std::string("note: ") +
+             (lexicon ? "no word of the lexicon is outside the vocabulary"
+                      : "no lexicon.tsv beside the model's vocab.json") +
+             ": q of a word outside the vocabulary was that of an untrained spelling model "
+             "(uniform bytes)");
+    }
+    const nlohmann::ordered_json cache =
+        o.cache ? nlohmann::ordered_json{{"size", o.cache_size},
+                                         {"weight", o.cache_weight},
+                                         {"sharpness", o.cache_sharpness}}
+                : nlohmann::ordered_json();
+    if (format == "json") {
+      nlohmann::ordered_json j = {{"documents", r.documents},
+                                  {"wikitext_tokens", r.wikitext_tokens},
+                                  {"unknown", r.unknown},
+                                  {"heading_marks", r.heading_marks},
+                                  {"scored", r.scored},
+                                  {"model_tokens", r.model_tokens},
+                                  {"oov_tokens", r.oov},
+                                  {"oov_rate", r.oov_rate()},
+                                  {"total_nats", r.total_nats},
+                                  {"cross_entropy", r.cross_entropy()},
+                                  {"perplexity", r.perplexity()},
+                                  {"top1", r.top1_accuracy()},
+                                  {"top5", r.top5_accuracy()},
+                                  {"lexicon", r.lexicon},
+                                  {"lexicon_words", r.lexicon_words},
+                                  {"cache", cache}};
+      write_line(j.dump());
+      return 0;
+    }
+    char line[900];
+    std::snprintf(line, sizeof line,
+                  "documents        %lld\n"
+                  "WikiText tokens  %lld (%lld <unk> and %lld heading marks not scored)\n"
+                  "scored (N)       %lld\n"
+                  "model tokens     %lld scored, %.2f%% outside the vocabulary\n"
+                  "total            %.1f nats\n"
+                  "cross-entropy    %.4f nats per WikiText token\n"
+                  "perplexity       %.2f\n"
+                  "top-1            %.4f\n"
+                  "top-5            %.4f\n"
+                  "q                %s",
+                  static_cast<long long>(r.documents), static_cast<long long>(r.wikitext_tokens),
+                  static_cast<long long>(r.unknown), static_cast<long long>(r.heading_marks),
+                  static_cast<long long>(r.scored), static_cast<long long>(r.model_tokens),
+                  100 * r.oov_rate(), r.total_nats, r.cross_entropy(), r.perplexity(),
+                  r.top1_accuracy(), r.top5_accuracy(),
+                  r.lexicon ? ("the lexicon's " + std::to_string(r.lexicon_words) +
+                               " words outside the vocabulary, and their spelling")
+                                  .c_str()
+                            : "uniform bytes (no lexicon)");
+    std::string out = line;
+    if (o.cache) {
+      char more[200];
+      std::snprintf(more, sizeof more, "\ncache            %d positions, weight %g, sharpness %g",
+                    o.cache_size, o.cache_weight, o.cache_sharpness);
+      out += more;
+    }
+    write_line(out);
     return 0;
   }
 
@@ -124,8 +249,8 @@ struct EvalCommand {
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run) {
   return add_command<EvalCommand>(
       app, "eval",
-      "Score a model on text: cross-entropy, perplexity, top-1 and top-5 accuracy; or keystroke "
-      "savings (--ksr)",
+      "Score a model on text: cross-entropy, perplexity, top-1 and top-5 accuracy; keystroke "
+      "savings (--ksr); or the WikiText-103 measure (--wikitext)",
       run);
 }
 

@@ -1,0 +1,136 @@
+// `nextword eval --wikitext`: the WikiText-103 measure, comparable with the
+// published tables (README, "eval --wikitext"; text/wikitext.h reads the file).
+//
+// Every scored model token t of a document is predicted from the tokens
+// before it, in windows of max_len L tokens that advance by S = L/2 (at
+// least 1): the first window, from the document's start, scores its every
+// target; each later one, starting S tokens after the one before, scores
+// only its last S targets. So target t gets the t tokens before it when
+// t <= L, else the last t - s of them, s = S ceil((t - L) / S), between
+// L - S + 1 and L. A model that is not causal reads a window per target,
+// its L tokens before it. Each document starts with the model's bos token;
+// a model without one reads the documents back to back (the file's first
+// token, with nothing before it, gets p = 1/V).
+//
+// A scored token outside the vocabulary gets ln p(unk_token | context) +
+// ln q(word), with q of UnknownWords below. With the continuous cache of
+// Grave, Joulin and Usunier (2017), over the scored positions already read
+// in the same document,
+//
+//   p(w) = (1 - lambda_c) p_model(w) + lambda_c p_cache(w)
+//
+// p_cache from complete/context_cache.h over the last cache_size positions:
+// the final-norm context vector at each and the word that followed it, a
+// word outside the vocabulary keyed by its spelling (its p_model is
+// p(unk) q(w)). While the cache is empty (a document's first word) p is
+// p_model. Top-1 and top-5 rank the vocabulary's words (never unk or bos) by
+// p, and with the cache the words outside the vocabulary it gives
+// lambda_c p_cache > 0; otherwise a word outside the vocabulary is a miss.
+//
+// The figures depend on neither the thread count nor the batching: each
+// forward pass runs under Threading::kRows (math/ computes each row alone),
+// the positions are summed in text order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/lexicon.h"
+#include "model/model_file.h"
+#include "text/spelling.h"
+#include "text/wikitext.h"
+
+namespace nextword {
+
+// q(w) for a word outside a model's vocabulary:
+//
+//   q(w) = lambda count(w) / C + (1 - lambda) q_char(w),   lambda = 0.5
+//
+// count(w) the lexicon's count of w (0 when it has none), C the summed count
+// of the lexicon's words outside the vocabulary, q_char a Spelling of order 5
+// trained on those same (word, count) pairs. Both parts sum to at most 1
+// over the words outside the vocabulary, so q does. Without a lexicon (or
+// with none of its words outside the vocabulary) q = q_char of an untrained
+// Spelling: uniform bytes, q = 1/256 x (1/257)^length.
+class UnknownWords {
+ public:
+  static constexpr double kLexiconWeight = 0.5;  // lambda
+  static constexpr int kOrder = 5;
+
+  // `lexicon` may be null. The Spelling is trained at the first log_q.
+  UnknownWords(const Model& model, const Lexicon* lexicon);
+
+  // ln q(word).
+  double log_q(std::string_view word);
+
+  bool uses_lexicon() const { return total_ > 0; }
+  // The lexicon's words outside the vocabulary, and C.
+  size_t lexicon_words() const { return counts_.size(); }
+  double lexicon_count() const { return total_; }
+  // Whether log_q has been asked, so the Spelling trained.
+  bool spelling_built() const { return spelling_ != nullptr; }
+
+ private:
+  std::vector<std::pair<std::string, int64_t>> counts_;  // sorted by word
+  double total_ = 0;                                     // C
+  std::unique_ptr<Spelling> spelling_;
+};
+
+struct WikitextEvalOptions {
+  bool cache = false;
+  int cache_size = 2000;        // positions kept
+  double cache_weight = 0.1;    // lambda_c, in [0, 1)
+  double cache_sharpness = 10;  // theta of e^(theta cos(h, h_i))
+};
+
+struct WikitextEvalResult {
+  int64_t documents = 0;
+  int64_t wikitext_tokens = 0;  // whitespace tokens of the file
+  int64_t unknown = 0;          // of which <unk>, context only
+  int64_t heading_marks = 0;    // and `=` of headings, not scored
+  int64_t scored = 0;           // N: the WikiText tokens scored
+  int64_t model_tokens = 0;     // the model's tokens scored (they stand for the N)
+  int64_t oov = 0;              // of which outside the vocabulary
+  double total_nats = 0;        // sum of -ln p over the scored model tokens
+  int64_t top1 = 0;             // scored model tokens ranked first
+  int64_t top5 = 0;             // ... among the first five
+  bool lexicon = false;         // q used the lexicon's counts
+  size_t lexicon_words = 0;     // the lexicon's words outside the vocabulary
+
+  double cross_entropy() const;  // total_nats / N: nats per WikiText token
+  double perplexity() const;     // e^cross_entropy
+  double oov_rate() const;       // oov / model_tokens
+  double top1_accuracy() const;  // top1 / model_tokens
+  double top5_accuracy() const;
+};
+
+// One scored model token, for a caller that looks closer (the tests).
+struct WikitextTokenScore {
+  size_t document = 0;  // index in Wikitext::documents
+  size_t position = 0;  // index of the token in its document
+  double log_prob = 0;  // ln p, as summed
+  bool oov = false;     // outside the vocabulary
+  int rank = 0;         // 1 + the candidates ranked before it, at most 6; 0: not ranked (a miss)
+};
+
+struct WikitextEvalHooks {
+  // progress(done, total): scored model tokens, after each forward pass.
+  std::function<void(int64_t, int64_t)> progress;
+  // Every scored model token, in text order.
+  std::function<void(const WikitextTokenScore&)> each;
+};
+
+// Scores `text` (read by read_wikitext with the model's tokenizer options and
+// unk_token). `lexicon` (may be null) gives q's counts. Throws
+// std::invalid_argument for options out of range.
+WikitextEvalResult evaluate_wikitext(const Model& model, const Wikitext& text,
+                                     const Lexicon* lexicon, const WikitextEvalOptions& options,
+                                     const WikitextEvalHooks& hooks = {});
+
+}  // namespace nextword
