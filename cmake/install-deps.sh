@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nextword needs that are not installed yet.
 #   cmake/install-deps.sh          what building and running needs
-#   cmake/install-deps.sh --train  that, plus oneDNN for data/default/train.sh's
+#   cmake/install-deps.sh --train  that, plus oneDNN for data/stories/train.sh's
 #                                  bf16 build (-DNEXTWORD_DNNL=ON), whose CMake
 #                                  package also asks for OpenCL's headers and loader
 #   cmake/install-deps.sh --test   that, plus what the test suite needs

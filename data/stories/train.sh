@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Reproduces data/default: splits the TinyStories files into training text and
+# Reproduces data/stories: splits the TinyStories files into training text and
 # a development split (tests/bench/dev_split.sh), trains a teacher and then the
 # model against it with `nextword train`, and scores both on the development
 # split with `nextword eval`. The corpus
 # is read from CORPUS (default ../shared/corpus next to the repository) and
 # never copied into the repository; the split goes to a scratch directory.
 #
-#   data/default/train.sh [BINARY] [OUTPUT_DIR]
+#   data/stories/train.sh [BINARY] [OUTPUT_DIR]
 #
 # Training's products run in bf16 (`--bf16`), so BINARY must be a build with
 # -DNEXTWORD_DNNL=ON; without one, this script builds build-train/ so

@@ -51,6 +51,8 @@ CLI::App* add_predict_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_attention_command(CLI::App& app, std::function<int()>& run);
 // nextword info [-m DIR] [-f text|json]
 CLI::App* add_info_command(CLI::App& app, std::function<int()>& run);
+// nextword models [-f text|json]
+CLI::App* add_models_command(CLI::App& app, std::function<int()>& run);
 // nextword train CORPUS... -o DIR | --resume DIR
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
 // nextword eval TEXT... [-m DIR]

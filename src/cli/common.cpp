@@ -14,8 +14,11 @@ namespace nextword::cli {
 
 void ModelOptions::add_to(CLI::App& command) {
   auto* model = command.add_option("-m,--model", dir,
-                                   "Model directory holding vocab.json and weights.safetensors "
-                                   "or weights.json (default: the bundled default model)");
+                                   std::string("A model's name (see `nextword models`) or a "
+                                               "directory holding vocab.json and "
+                                               "weights.safetensors or weights.json (default: "
+                                               "$NEXTWORD_MODEL, else ") +
+                                       kDefaultModel + ")");
   auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
   auto* w = command.add_option("--weights", weights,
                                "weights.json or .safetensors to use (with --vocab)");
@@ -26,7 +29,7 @@ void ModelOptions::add_to(CLI::App& command) {
 
 ModelPaths ModelOptions::paths() const {
   if (!vocab.empty()) return {vocab, weights};
-  return ModelPaths::in_directory(dir.empty() ? default_model_dir() : dir);
+  return ModelPaths::in_directory(model_directory(dir));
 }
 
 void write_line(const std::string& line) {

@@ -2,40 +2,29 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <vector>
 
-#include "base/error.h"
+#include "model/installed_models.h"
 
 namespace nextword::cli {
 
-std::string default_model_dir() {
+std::vector<std::string> data_directories() {
   namespace fs = std::filesystem;
-  if (const char* env = std::getenv("NEXTWORD_MODEL"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  // The installed data directory (only for a binary in <prefix>/bin), then
-  // the source tree's.
-  std::vector<fs::path> data_dirs;
+  std::vector<std::string> dirs;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && exe.parent_path().filename() == "bin") {
-    data_dirs.push_back(exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR);
+    dirs.push_back((exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR).string());
   }
-  data_dirs.emplace_back(NEXTWORD_SOURCE_DATA_DIR);
+  dirs.emplace_back(NEXTWORD_SOURCE_DATA_DIR);
+  return dirs;
+}
 
-  std::string looked, example;
-  for (const fs::path& data : data_dirs) {
-    if (fs::is_regular_file(data / "default" / "weights.safetensors", ec) ||
-        fs::is_regular_file(data / "default" / "weights.json", ec)) {
-      return (data / "default").string();
-    }
-    looked += ", " + (data / "default").string();
-    if (example.empty() && fs::is_directory(data / "examples" / "fruit", ec)) {
-      example = ", e.g. --model " + (data / "examples" / "fruit").string();
-    }
+std::string model_directory(const std::string& value) {
+  if (!value.empty()) return resolve_model(value, data_directories());
+  if (const char* env = std::getenv("NEXTWORD_MODEL"); env != nullptr && *env != '\0') {
+    return resolve_model(env, data_directories());
   }
-  throw Error(ExitCode::kModel, "no default model (looked in $NEXTWORD_MODEL" + looked +
-                                    "); pass --model DIR" + example);
+  return resolve_model(kDefaultModel, data_directories());
 }
 
 }  // namespace nextword::cli

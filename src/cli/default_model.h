@@ -1,14 +1,24 @@
-// Where `nextword` finds its model when no --model is given.
+// Where `nextword` finds its models: by name in its data directories, and
+// the default one when no --model is given.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace nextword::cli {
 
-// The default model's directory: $NEXTWORD_MODEL if set, else the installed
-// copy (<prefix>/share/nextword/default, found next to the executable), else
-// data/default in the source tree this binary was built from. Throws
-// Error(kModel) listing the places it looked when none has a model.
-std::string default_model_dir();
+// The model used when no --model is given: the installed model of this name.
+inline constexpr const char* kDefaultModel = "stories";
+
+// The data directories that hold the models, searched in order: the
+// installed copy (<prefix>/share/nextword, for a binary in <prefix>/bin),
+// then data/ of the source tree this binary was built from.
+std::vector<std::string> data_directories();
+
+// The directory a --model value means (a directory, or an installed model's
+// name: model/installed_models.h); with no value, $NEXTWORD_MODEL if set
+// (a name or a directory), else the default model. Throws Error(kModel)
+// listing what it looked for when there is no such model.
+std::string model_directory(const std::string& value);
 
 }  // namespace nextword::cli

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_set>
 
 #include "base/error.h"
 #include "complete/typed_text.h"
@@ -186,10 +187,14 @@ Completion Completer::complete(std::string_view text) {
 
   Completion out{std::string(typed.context), std::string(typed.prefix), {}};
   const auto k = static_cast<size_t>(std::max(options_.k, 0));
-  // Offers candidate i when it fits the prefix; true once k are offered.
+  // Offers candidate i when it fits the prefix; true once k are offered. A
+  // cased vocabulary holds words that differ only in case ("States",
+  // "states"), which the writer's case would offer twice: the more probable
+  // one stands for both.
+  std::unordered_set<std::string_view> offered_keys;
   auto offer = [&](int i, double probability, Source source) {
     const Candidate& c = candidates_[static_cast<size_t>(i)];
-    if (!c.key.starts_with(prefix_key)) return false;
+    if (!c.key.starts_with(prefix_key) || !offered_keys.insert(c.key).second) return false;
     // Offered as written: "that's" offered does not hide "that’s" once the
     // writer types ’.
     if (options_.no_repeat && !offered_.insert(with_apostrophe(c.key, apostrophe)).second) {

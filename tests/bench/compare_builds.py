@@ -2,7 +2,7 @@
 """Two builds of nextword side by side in one run: is the new one slower?
 
     python3 tests/bench/compare_builds.py OLD_NEXTWORD NEW_NEXTWORD
-        [--model data/default] [--threads 2] [--phrases 2000] [--rounds 5] [--json OUT]
+        [--model data/stories] [--threads 2] [--phrases 2000] [--rounds 5] [--json OUT]
         [--score TEXT_FILE]
 
 For a redesign that must not change speed (issue 12): both binaries read the

@@ -4,7 +4,7 @@ by side in one run (the speed issue: at least 100,000 scored words/s for the
 whole process, and at least 5x PyTorch).
 
     /usr/bin/python3 tests/bench/compare_score_torch.py [build/nextword]
-        [--model data/default] [--corpus FILE ...] [--lines 5000] [--min-words 4]
+        [--model data/stories] [--corpus FILE ...] [--lines 5000] [--min-words 4]
         [--threads 1 2] [--rounds 5] [--torch-batch 64] [--quick] [--json OUT]
 
 Input: the first --lines lines of at least --min-words words of the --corpus

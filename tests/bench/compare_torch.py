@@ -2,7 +2,7 @@
 """nextword against the PyTorch reference, side by side in one run, with the
 ratios the speed issue asks for.
 
-    /usr/bin/python3 tests/bench/compare_torch.py build/nextword [--model data/default]
+    /usr/bin/python3 tests/bench/compare_torch.py build/nextword [--model data/stories]
         [--threads 2] [--phrases 10000] [--rounds 5] [--json OUT]
 
 Both programs read the same model directory (weights.safetensors when it is

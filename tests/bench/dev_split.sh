@@ -2,7 +2,7 @@
 # The development split of the TinyStories continuation file on which the next
 # default model is chosen (issue 24), the one rule that tests/bench/ablations.py,
 # tests/bench/compare_presage.py and tests/bench/model_speed.py use. It lies
-# inside the part the shipped default model held out (data/default/train.sh
+# inside the part the shipped default model held out (data/stories/train.sh
 # cuts at line 20,500), so neither has seen it.
 #
 #   tests/bench/dev_split.sh CONTINUATION_FILE OUTPUT_DIR

@@ -2,7 +2,7 @@
 """Throughput of `nextword predict` and `nextword score` over a big file, cut
 into jobs by GNU parallel, side by side with one process, in one run.
 
-    python3 tests/bench/parallel_throughput.py [build/nextword] [--model data/default]
+    python3 tests/bench/parallel_throughput.py [build/nextword] [--model data/stories]
         [--corpus FILE ...] [--lines 20000] [--min-words 4] [--rounds 3]
         [--block -4] [--commands predict score] [--quick] [--json OUT]
 

@@ -3,7 +3,7 @@
 the speed goals of the HTTP front end (issue 25), on one model and the same
 phrases.
 
-    python3 tests/bench/serve_load.py [--nextword build/nextword] [--model data/default]
+    python3 tests/bench/serve_load.py [--nextword build/nextword] [--model data/stories]
         [--phrases 2000] [--rounds 3] [--seconds 10] [--serve-args "--threads 1"] [--json OUT]
 
 The phrases are prefixes (1 word to the whole) of short sentences written

@@ -206,7 +206,7 @@ def main():
             return len(errors)
 
         phrase = "once upon a time there was a"
-        default = os.path.join(args.data, "default")
+        default = os.path.join(args.data, "stories")
         url = open_page(default, phrase)
         T = 8  # <bos> and the seven words
         cells = evaluate("document.querySelectorAll('#map .cell').length")

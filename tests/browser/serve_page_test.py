@@ -6,7 +6,7 @@ protocol on a pipe (devtools.py), standard library only.
     python3 tests/browser/serve_page_test.py build/nextword data [--out DIR]
         [--require-browser=ON]
 
-Starts `nextword serve --port 0` on data/default, reads its port from the
+Starts `nextword serve --port 0` on data/stories, reads its port from the
 line it writes on stderr and opens http://127.0.0.1:PORT/. With real input
 events (a mouse click into the text box, then key events one character at a
 time) it types "once upon a " and "ti". After each keystroke, when the page
@@ -193,7 +193,7 @@ def main():
     parser.add_argument("--require-browser", default="OFF")
     args = parser.parse_args()
     chromium = chromium_or_skip(args.require_browser)
-    model = os.path.join(args.data, "default")
+    model = os.path.join(args.data, "stories")
     out = args.out or tempfile.mkdtemp(prefix="nextword-serve-page-")
     os.makedirs(out, exist_ok=True)
 

@@ -6,8 +6,10 @@ errors.
     python3 tests/cli/commands_test.py build/nextword data
 """
 import json
+import math
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,25 @@ import cli_common
 from cli_common import USAGE, MODEL, INPUT, IO, INTERRUPTED, read, run
 
 NEXTWORD = DATA = None  # set by cli_common.main
+
+
+def safetensors_values(path):
+    """Every value of a safetensors file, in data order, read with Python's
+    struct (F32, F16 as "e", BF16 as the upper half of a float32), and its
+    tensors' header entries."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__")
+    data, values = raw[8 + n:], []
+    for t in sorted(header.values(), key=lambda t: t["data_offsets"][0]):
+        chunk = data[t["data_offsets"][0]:t["data_offsets"][1]]
+        if t["dtype"] == "BF16":
+            chunk = b"".join(b"\0\0" + chunk[i:i + 2] for i in range(0, len(chunk), 2))
+        code = {"F32": "f", "F16": "e", "BF16": "f"}[t["dtype"]]
+        values.extend(struct.unpack(f"<{len(chunk) // struct.calcsize(code)}{code}", chunk))
+    return tuple(values), header
 
 
 class Convert(unittest.TestCase):
@@ -62,12 +83,12 @@ class Convert(unittest.TestCase):
                          run("predict", "-m", self.fruit, "banana apple").stdout)
 
     def test_shipped_safetensors_matches_shipped_json(self):
-        default = os.path.join(DATA, "default")
+        default = os.path.join(DATA, "stories")
         run("convert", os.path.join(default, "weights.json"), self.path("w.safetensors"))
         with open(self.path("w.safetensors"), "rb") as ours, \
                 open(os.path.join(default, "weights.safetensors"), "rb") as shipped:
             self.assertTrue(ours.read() == shipped.read(),
-                            "data/default/weights.safetensors is stale: run nextword convert")
+                            "data/stories/weights.safetensors is stale: run nextword convert")
 
     def test_errors(self):
         r = run("convert", os.path.join(self.fruit, "weights.json"), self.path("x.safetensors"),
@@ -83,6 +104,102 @@ class Convert(unittest.TestCase):
         self.assertEqual(r.returncode, MODEL)
         self.assertIn("bad.safetensors: __metadata__: missing", r.stderr)
         self.assertFalse(os.path.exists(self.path("z.json")))
+
+    def test_half_precision_files(self):
+        """--dtype f16 and bf16: every tensor rounded to nearest even (checked
+        against Python's own binary16 packing, and bfloat16 worked out on the
+        float32 bits), about half the bytes, read back as exactly those halves."""
+        default = os.path.join(DATA, "stories")  # the default model
+        f32 = os.path.join(default, "weights.safetensors")
+        for dtype in ("f16", "bf16"):
+            r = run("convert", f32, self.path(dtype + ".safetensors"), "--dtype", dtype)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        floats, _ = safetensors_values(f32)
+        halves, header = safetensors_values(self.path("f16.safetensors"))
+        self.assertEqual({t["dtype"] for t in header.values()}, {"F16"})
+        expected = b"".join(struct.pack("<e", x) for x in floats)
+        self.assertTrue(halves == struct.unpack(f"<{len(floats)}e", expected))
+        bf16, header = safetensors_values(self.path("bf16.safetensors"))
+        self.assertEqual({t["dtype"] for t in header.values()}, {"BF16"})
+        bits = struct.unpack(f"<{len(floats)}I", struct.pack(f"<{len(floats)}f", *floats))
+        rounded = [(b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16 for b in bits]
+        self.assertTrue(bf16 == struct.unpack(f"<{len(floats)}f",
+                                              struct.pack(f"<{len(floats)}I", *rounded)))
+        # About half the bytes (the header stays): 10,234,344 -> 5,119,080.
+        for dtype in ("f16", "bf16"):
+            ratio = os.path.getsize(self.path(dtype + ".safetensors")) / os.path.getsize(f32)
+            self.assertTrue(0.49 < ratio < 0.51, (dtype, ratio))
+        # Converted once at load into float32 storage of its own, not mapped.
+        info = run("info", "--vocab", os.path.join(default, "vocab.json"),
+                   "--weights", self.path("f16.safetensors")).stdout
+        self.assertNotIn("memory-mapped", info)
+        # To JSON and back: the exact float32 values of the halves, so the same bytes.
+        run("convert", self.path("f16.safetensors"), self.path("h.json"), "--numbers")
+        run("convert", self.path("h.json"), self.path("again.safetensors"), "--dtype", "f16")
+        with open(self.path("f16.safetensors"), "rb") as a, \
+                open(self.path("again.safetensors"), "rb") as b:
+            self.assertTrue(a.read() == b.read())
+        data = json.loads(read(self.path("h.json")))["tensors"]["embedding"]["data"]
+        self.assertEqual(struct.unpack("<4096f", struct.pack("<4096f", *data[:4096])),
+                         halves[:4096])  # the shortest decimals are the float32s of the halves
+
+    def test_half_precision_predicts_as_float32(self):
+        """The default model as F16 gives each of the float32 model's top 5
+        words, for 10 phrases, a probability within 1e-2 relative of its own
+        (measured 1.1e-3; bf16, 8 bits of mantissa against 11: 1.3e-2, held to
+        5e-2). The fruit model's weights are small integers, which F16 holds
+        exactly: its predictions do not change at all."""
+        default = os.path.join(DATA, "stories")
+        phrases = "".join(p + "\n" for p in (
+            "once upon a", "the little girl", "she was very", "he wanted to play with",
+            "they went to the", "one day , a", "the dog ran", "mom said", "it was a sunny",
+            "lily and ben"))
+        vocab = os.path.join(default, "vocab.json")
+
+        def predict(weights, k):
+            r = run("predict", "--vocab", vocab, "--weights", weights, "-k", k, "-f", "json",
+                    stdin=phrases)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return [{p["word"]: p["probability"] for p in json.loads(line)["predictions"]}
+                    for line in r.stdout.splitlines()]
+
+        expected = predict(os.path.join(default, "weights.safetensors"), "5")
+        for dtype, tolerance in (("f16", 1e-2), ("bf16", 5e-2)):
+            half = self.path(dtype + ".safetensors")
+            run("convert", os.path.join(default, "weights.safetensors"), half, "--dtype", dtype)
+            for want, got in zip(expected, predict(half, "10"), strict=True):
+                for word, p in want.items():
+                    self.assertLessEqual(abs(got[word] - p), tolerance * p, (dtype, word))
+        fruit_f16 = self.path("fruit.safetensors")
+        run("convert", os.path.join(self.fruit, "weights.json"), fruit_f16, "--dtype", "f16")
+        vocab = os.path.join(self.fruit, "vocab.json")
+        self.assertEqual(
+            run("predict", "--vocab", vocab, "--weights", fruit_f16, "-f", "json", "banana apple",
+                "-k", "6").stdout,
+            run("predict", "-m", self.fruit, "-f", "json", "banana apple", "-k", "6").stdout)
+
+    def test_half_precision_errors(self):
+        source = os.path.join(self.fruit, "weights.json")
+        r = run("convert", source, self.path("x.json"), "--dtype", "f16")
+        self.assertEqual((r.returncode, r.stdout), (USAGE, ""))
+        self.assertIn("--dtype f16 is for .safetensors output", r.stderr)
+        r = run("convert", source, self.path("x.safetensors"), "--dtype", "f64")
+        self.assertEqual(r.returncode, USAGE)
+        self.assertIn("--dtype", r.stderr)
+        # A value F16 cannot hold (65520 and up round beyond 65504): one line
+        # naming the file, tensor and element, exit 2 as for a bad option value.
+        model = json.loads(read(source))
+        model["tensors"]["classifier"]["data"][1][0] = 70000
+        with open(self.path("big.json"), "w", encoding="utf-8") as f:
+            json.dump(model, f)
+        r = run("convert", self.path("big.json"), self.path("big.safetensors"), "--dtype", "f16")
+        self.assertEqual((r.returncode, r.stdout), (USAGE, ""))
+        self.assertEqual(r.stderr, "nextword: " + self.path("big.json") + ": classifier: element 2 "
+                         "is 70000, beyond F16's range (largest 65504); --dtype bf16 or f32 holds "
+                         "it\n")
+        self.assertFalse(os.path.exists(self.path("big.safetensors")))
+        r = run("convert", self.path("big.json"), self.path("big.safetensors"), "--dtype", "bf16")
+        self.assertEqual(r.returncode, 0, r.stderr)
 
 
 class Bench(unittest.TestCase):
@@ -342,8 +459,8 @@ class TrainAndEval(unittest.TestCase):
                          r"needs 2 x --context = 2000 training tokens\n$")
 
     def test_shipped_lexicon_is_what_train_writes(self):
-        """data/default/lexicon.tsv comes from the default model's own text:
-        a run on it (data/default/train.sh's split; one step suffices, the
+        """data/stories/lexicon.tsv comes from the default model's own text:
+        a run on it (data/stories/train.sh's split; one step suffices, the
         lexicon and vocabulary are written first) writes the shipped lexicon
         and vocabulary byte for byte."""
         corpus = os.path.join(DATA, "..", "..", "shared", "corpus")
@@ -360,7 +477,7 @@ class TrainAndEval(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         for name in ("lexicon.tsv", "vocab.json"):
             self.assertEqual(read(os.path.join(out, name)),
-                             read(os.path.join(DATA, "default", name)), name)
+                             read(os.path.join(DATA, "stories", name)), name)
 
     def test_same_seed_same_model(self):
         out, r = self.train("--steps", "30")
@@ -424,6 +541,89 @@ class TrainAndEval(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertEqual(len(r.stderr.strip().split("\n")), 1)
 
+
+# Two articles for the fruit model: a title, a <unk>, `apple @-@ pie` (one
+# model token that stands for 3 WikiText tokens), kiwi outside the vocabulary.
+WIKITEXT = (" = Apple Pie = \n \n apple banana <unk> pie kiwi apple @-@ pie kiwi \n"
+            " = = Store = = \n kiwi store \n = Phone = \n phone apple <unk> kiwi phone \n")
+
+
+class WikitextEval(unittest.TestCase):
+    """eval --wikitext: the WikiText-103 measure (README, "eval --wikitext")."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.fruit = os.path.join(DATA, "examples", "fruit")
+        self.text = os.path.join(self.tmp, "valid.tokens")
+        with open(self.text, "w", encoding="utf-8") as f:
+            f.write(WIKITEXT)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def measure(self, *flags):
+        r = run("eval", "--wikitext", self.text, "-m", self.fruit, "-f", "json", *flags)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout), r.stderr
+
+    def test_json_fields_and_the_cache(self):
+        result, stderr = self.measure()
+        self.assertEqual(list(result), [
+            "documents", "wikitext_tokens", "unknown", "heading_marks", "scored", "model_tokens",
+            "oov_tokens", "oov_rate", "total_nats", "cross_entropy", "perplexity", "top1", "top5",
+            "lexicon", "lexicon_words", "cache"])
+        # 28 WikiText tokens, 2 <unk> and 8 heading marks unscored: N = 18,
+        # from 16 model tokens (kiwi 4 times and apple-pie outside the vocabulary).
+        self.assertEqual([result[k] for k in ("documents", "wikitext_tokens", "unknown",
+                                              "heading_marks", "scored", "model_tokens",
+                                              "oov_tokens")], [2, 28, 2, 8, 18, 16, 5])
+        self.assertAlmostEqual(result["oov_rate"], 5 / 16)
+        self.assertAlmostEqual(result["cross_entropy"], result["total_nats"] / 18, 12)
+        self.assertAlmostEqual(result["perplexity"], math.exp(result["total_nats"] / 18), 6)
+        self.assertEqual((result["lexicon"], result["lexicon_words"], result["cache"]),
+                         (False, 0, None))
+        # No lexicon beside the fruit model: one note, once.
+        self.assertEqual(len(stderr.strip().split("\n")), 1)
+        self.assertIn("no lexicon.tsv", stderr)
+
+        cached, _ = self.measure("--cache")
+        self.assertEqual(cached["cache"], {"size": 2000, "weight": 0.1, "sharpness": 10.0})
+        self.assertLess(cached["total_nats"], result["total_nats"])  # kiwi comes back
+        off, _ = self.measure("--cache", "--cache-weight", "0", "--cache-size", "5")
+        self.assertEqual(off["total_nats"], result["total_nats"])
+        self.assertEqual((off["top1"], off["top5"]), (result["top1"], result["top5"]))
+
+        lexicon = os.path.join(self.tmp, "lexicon.tsv")
+        with open(lexicon, "w", encoding="utf-8") as f:
+            f.write("apple\t9\nkiwi\t3\n")
+        spelled, stderr = self.measure("--lexicon", lexicon)
+        self.assertEqual((spelled["lexicon"], spelled["lexicon_words"]), (True, 1))
+        self.assertEqual(stderr, "")
+        self.assertLess(spelled["total_nats"], result["total_nats"])
+
+        text = run("eval", "--wikitext", self.text, "-m", self.fruit).stdout
+        self.assertIn("scored (N)       18", text)
+        self.assertIn("perplexity", text)
+
+    def test_errors(self):
+        missing = os.path.join(self.tmp, "missing.tokens")
+        r = run("eval", "--wikitext", missing, "-m", self.fruit)
+        self.assertEqual((r.returncode, r.stdout), (IO, ""))
+        self.assertEqual(r.stderr, f"nextword: {missing}: cannot open: No such file or directory\n")
+        empty = os.path.join(self.tmp, "empty.tokens")
+        with open(empty, "w", encoding="utf-8") as f:
+            f.write(" = = = \n <unk> \n")
+        r = run("eval", "--wikitext", empty, "-m", self.fruit)
+        self.assertEqual((r.returncode, r.stdout), (INPUT, ""))
+        self.assertEqual(r.stderr, f"nextword: {empty}: no WikiText token to score\n")
+        for flags in (["eval", "-m", self.fruit],
+                      ["eval", "--wikitext", self.text, "--cache", "--cache-weight", "1"],
+                      ["eval", "--wikitext", self.text, "--cache-size", "10"],
+                      ["eval", "--cache", self.text],
+                      ["eval", self.text, "--wikitext", self.text]):
+            r = run(*flags)
+            self.assertEqual((r.returncode, r.stdout), (USAGE, ""), flags)
+            self.assertEqual(len(r.stderr.strip().split("\n")), 1, r.stderr)
 
 if __name__ == "__main__":
     cli_common.main(sys.modules[__name__])

@@ -46,7 +46,7 @@ def endless_cases(tmp):
     """Model files that never end or are enormous (issue 16): devices, pipes
     and sparse files are refused within seconds, while they are read, each
     with one line and exit 3; process substitution still works."""
-    d = os.path.join(DATA, "default")
+    d = os.path.join(DATA, "stories")
     vocab, weights = os.path.join(d, "vocab.json"), os.path.join(d, "weights.json")
     noise = os.path.join(tmp, "noise.safetensors")
     os.symlink("/dev/urandom", noise)
@@ -288,7 +288,7 @@ def output_file_cases(tmp):
     before = snapshot(out)
     for name, args, path in [
             ("convert over a file, past the size limit",
-             ["convert", os.path.join(DATA, "default", "weights.safetensors"), target], target),
+             ["convert", os.path.join(DATA, "stories", "weights.safetensors"), target], target),
             ("attention -o over a file, past the size limit", page + [html], html)]:
         count += 1
         expect(failures, name, run(args, limit=LIMIT), IO, f"nextword: {path}: cannot write: File too large")
@@ -406,7 +406,7 @@ def full_disk_cases(tmp):
         target, page = earlier_files(old)
         fill(disk)
         before = snapshot(old)
-        default = os.path.join(DATA, "default", "weights.safetensors")
+        default = os.path.join(DATA, "stories", "weights.safetensors")
         fruit = os.path.join(DATA, "examples", "fruit")
         for name, args, path in [
                 ("convert onto a full disk", ["convert", default, target], target),
@@ -443,7 +443,7 @@ def stream_signal_cases(tmp):
     """A stream waiting for its next line, stopped by SIGTERM, SIGHUP or
     Ctrl-C: the records already written are whole, one line says why, exit
     130, at once."""
-    d = os.path.join(DATA, "default")
+    d = os.path.join(DATA, "stories")
     streams = [["predict", "-f", "json"], ["complete", "-f", "json"], ["score", "-f", "json"],
                ["lens", "-f", "json"], ["attention"]]
     stops = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
@@ -479,7 +479,7 @@ def stream_signal_cases(tmp):
 def flood_signal_cases(tmp):
     """SIGTERM while a stream writes as fast as its reader takes: the output
     ends after a whole record, every record in it is whole."""
-    d = os.path.join(DATA, "default")
+    d = os.path.join(DATA, "stories")
     path = os.path.join(tmp, "flood.txt")
     with open(path, "w", encoding="utf-8") as f:
         f.write("once upon a time there was a little girl named lily\n" * 20000)

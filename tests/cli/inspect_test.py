@@ -79,7 +79,7 @@ def records(stdout):
 
 
 def default_vocab():
-    with open(os.path.join(DATA, "default", "vocab.json"), encoding="utf-8") as f:
+    with open(os.path.join(DATA, "stories", "vocab.json"), encoding="utf-8") as f:
         return json.load(f)
 
 

@@ -18,7 +18,7 @@ must be byte for byte what one nextword process writes for the whole file.
   1/hostA,1/hostB` (and --sshloginfile, --pipepart, --cleanup). The fake ssh
   runs each command in a folder of its own per host, so the model and the
   binary sent by --basefile land there, and the jobs run `./nextword ... -m
-  default` relative to that folder (or, the binary not sent, run it by its
+  ./stories` relative to that folder (or, the binary not sent, run it by its
   absolute path, as if installed on every host): without the model sent,
   the jobs fail. Its log shows that both hosts received the files and ran
   jobs; with --cleanup, nothing is left on them.
@@ -80,7 +80,7 @@ def splits():
 
 
 def vocabulary():
-    with open(os.path.join(DATA, "default", "vocab.json"), encoding="utf-8") as f:
+    with open(os.path.join(DATA, "stories", "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
     words = vocab if isinstance(vocab, list) else list(vocab)
     return [w for w in words if not (w.startswith("<") and w.endswith(">"))]
@@ -163,7 +163,7 @@ def one_process(what, size):
     key = (what, size)
     if key not in REFERENCE:
         with open(input_of(command, size), "rb") as f:
-            r = subprocess.run([NEXTWORD, command, "-m", os.path.join(DATA, "default"), *flags],
+            r = subprocess.run([NEXTWORD, command, "-m", os.path.join(DATA, "stories"), *flags],
                                stdin=f, capture_output=True, env=environment(), timeout=TIMEOUT,
                                check=False)
         assert r.returncode == 0, (what, r.returncode, r.stderr.decode(errors="replace"))
@@ -203,7 +203,7 @@ class Split(unittest.TestCase):
         command, flags = what
         want = one_process(what, size)
         job = " ".join(shlex.quote(a) for a in
-                       [NEXTWORD, command, "-m", os.path.join(DATA, "default"), "-t", "1", *flags])
+                       [NEXTWORD, command, "-m", os.path.join(DATA, "stories"), "-t", "1", *flags])
         path = input_of(command, size)
         for name, split in splits:
             with self.subTest(split=name, command=" ".join([command, *flags]), input=size):
@@ -262,11 +262,11 @@ class Split(unittest.TestCase):
         with open(path, "w", encoding="utf-8") as f:
             f.write("".join(line + "\n" for line in lines))
         with open(path, "rb") as f:
-            want = subprocess.run([NEXTWORD, "predict", "-m", os.path.join(DATA, "default"),
+            want = subprocess.run([NEXTWORD, "predict", "-m", os.path.join(DATA, "stories"),
                                    "-f", "json", "-q"], stdin=f, capture_output=True,
                                   env=environment(), timeout=TIMEOUT, check=False)
         self.assertEqual(want.returncode, cli_common.INPUT)
-        job = f"{shlex.quote(NEXTWORD)} predict -m {shlex.quote(os.path.join(DATA, 'default'))}" \
+        job = f"{shlex.quote(NEXTWORD)} predict -m {shlex.quote(os.path.join(DATA, 'stories'))}" \
               " -t 1 -f json -q"
         r = parallel(["-k", "--pipe", "-j2", "-N", "10", job], stdin_path=path)
         self.assertEqual(r.returncode, 3, "three jobs of ten lines hold a bad line")
@@ -290,18 +290,18 @@ class ManyHosts(unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp(dir=TMP, prefix="hosts-")
         self.hosts = os.path.join(self.root, "hosts")
-        self.cwd = os.path.join(self.root, "run")  # empty: no ./nextword, no ./default here
+        self.cwd = os.path.join(self.root, "run")  # empty: no ./nextword, no ./stories here
         os.makedirs(self.hosts)
         os.makedirs(self.cwd)
         self.binary = os.path.join(os.path.dirname(NEXTWORD), ".", os.path.basename(NEXTWORD))
-        self.model = [os.path.join(DATA, ".", "default", name) for name in self.MODEL_FILES]
+        self.model = [os.path.join(DATA, ".", "stories", name) for name in self.MODEL_FILES]
         self.sent = [os.path.basename(NEXTWORD)] + \
-                    [os.path.join("default", name) for name in self.MODEL_FILES]
+                    [os.path.join("stories", name) for name in self.MODEL_FILES]
 
     def run_on_hosts(self, login, split, what, size, basefiles, extra=()):
         command, flags = what
         binary = "./" + os.path.basename(NEXTWORD) if self.binary in basefiles else NEXTWORD
-        job = " ".join([shlex.quote(binary), command, "-m", "default", "-t", "1", *flags])
+        job = " ".join([shlex.quote(binary), command, "-m", "./stories", "-t", "1", *flags])
         log = os.path.join(self.hosts, "calls.log")
         if os.path.exists(log):
             os.remove(log)
@@ -340,7 +340,7 @@ class ManyHosts(unittest.TestCase):
                                       [self.binary, *self.model])
                 self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
                 self.check_both_hosts_worked(len(self.sent))
-                sources = [NEXTWORD] + [os.path.join(DATA, "default", n) for n in self.MODEL_FILES]
+                sources = [NEXTWORD] + [os.path.join(DATA, "stories", n) for n in self.MODEL_FILES]
                 for host in ("hostA", "hostB"):
                     for name, source in zip(self.sent, sources):
                         with open(os.path.join(self.hosts, host, name), "rb") as a, \
@@ -374,13 +374,14 @@ class ManyHosts(unittest.TestCase):
                     self.fail(f"parallel --sshloginfile --pipepart --block -3: {problem}")
 
     def test_jobs_read_the_model_sent_to_their_host(self):
-        # No model sent: `-m default` finds nothing on the hosts, although
-        # this machine has it (the binary is the installed one).
+        # No model sent: `-m ./stories` finds nothing on the hosts, although
+        # this machine has it (the binary is the installed one; `-m stories`,
+        # a name, would find the installed model).
         r = self.run_on_hosts(["-S", "1/hostA,1/hostB"], ["--pipe", "--block", "4k"],
                               PREDICT_JSON, "small", [])
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(r.stdout, b"")
-        self.assertRegex(r.stderr.decode(errors="replace"), r"nextword: default/\S+: cannot open")
+        self.assertRegex(r.stderr.decode(errors="replace"), r"nextword: \./stories/\S+: cannot open")
         self.check_both_hosts_worked(0)
 
 

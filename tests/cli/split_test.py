@@ -61,8 +61,8 @@ def random_lines(vocab_path, count, seed):
 class SplitTest(unittest.TestCase):
     def models(self):
         """(name, model arguments, vocab.json) of every model tried."""
-        found = [("default", ["-m", os.path.join(DATA, "default")],
-                  os.path.join(DATA, "default", "vocab.json"))]
+        found = [("default", ["-m", os.path.join(DATA, "stories")],
+                  os.path.join(DATA, "stories", "vocab.json"))]
         for name in sorted(os.listdir(FIXTURES))[1:2 if QUICK else 4]:
             folder = os.path.join(FIXTURES, name)
             found.append((name, ["-m", folder], os.path.join(folder, "vocab.json")))
@@ -110,8 +110,8 @@ class SplitTest(unittest.TestCase):
 
     def test_score_document(self):
         """--document scores a whole file in windows grouped by --batch."""
-        model = ["-m", os.path.join(DATA, "default")]
-        text = random_lines(os.path.join(DATA, "default", "vocab.json"), 60, seed=3)
+        model = ["-m", os.path.join(DATA, "stories")]
+        text = random_lines(os.path.join(DATA, "stories", "vocab.json"), 60, seed=3)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "document.txt")
             with open(path, "w", encoding="utf-8") as f:

@@ -356,7 +356,7 @@ def main():
         print("type_test: skipped: tmux is not installed (apt-get install tmux)")
         return 77
     nextword = os.path.abspath(sys.argv[1])
-    model = os.path.join(os.path.abspath(sys.argv[2]), "default")
+    model = os.path.join(os.path.abspath(sys.argv[2]), "stories")
     workdir = tempfile.mkdtemp(prefix="nextword-type-")
     term = Terminal(workdir, nextword, model)
     checks = Checks(term, nextword, model)

@@ -28,7 +28,7 @@ def arguments(usage):
     if len(args) != 2:
         print(usage, file=sys.stderr)
         sys.exit(2)
-    return os.path.abspath(args[0]), os.path.join(os.path.abspath(args[1]), "default")
+    return os.path.abspath(args[0]), os.path.join(os.path.abspath(args[1]), "stories")
 
 
 def skip_unless(*programs):

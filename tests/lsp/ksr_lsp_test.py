@@ -39,7 +39,7 @@ def main():
         print(__doc__)
         return 2
     nextword, data = os.path.abspath(args[0]), os.path.abspath(args[1])
-    model = os.path.join(data, "default")
+    model = os.path.join(data, "stories")
     with open(TEXT, encoding="utf-8", newline="") as f:
         text = f.read()
     assert any(ord(ch) > 0xFFFF for ch in text), "the text needs a character outside the BMP"

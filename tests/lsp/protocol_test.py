@@ -51,7 +51,7 @@ class Client:
 
     def __init__(self, *args, model=None):
         self.process = subprocess.Popen(
-            [BINARY, "lsp", "-m", model or os.path.join(DATA, "default"), *args],
+            [BINARY, "lsp", "-m", model or os.path.join(DATA, "stories"), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.messages = queue.Queue()
         self.stray = []

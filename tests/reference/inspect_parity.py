@@ -9,7 +9,7 @@ issue 14) with the independent PyTorch reference inspect_ref.py.
 Live (the default; torch): fresh random models from random_models.py, seeds
 2000..2023 (apart from the fixtures' 0..31 and live_parity's 1000..; together
 they cover every config flag, which is checked), and the default model
-data/default (phrases with an unknown word, one longer than max_len), each
+data/stories (phrases with an unknown word, one longer than max_len), each
 run through the four commands in JSON and compared with the reference
 computed now. --fixtures: the expectations committed in tests/fixtures/inspect
 (written by --write-fixtures from the reference, for 8 of tests/fixtures/
@@ -71,7 +71,7 @@ DEFAULT_SEED, DEFAULT_MODELS = 2000, 24  # live: seeds 2000..2023 cover every fl
 # Fixture models: a subset of tests/fixtures/parity covering every flag (43:
 # rope, rmsnorm and swiglu).
 FIXTURE_MODELS = [0, 2, 3, 6, 9, 13, 19, 31, 43]
-DEFAULT_MODEL = "data/default"
+DEFAULT_MODEL = "data/stories"
 # The default model before issue 24 (learned positions, layernorm, GELU,
 # context 64), kept as a regression fixture with the default's cases.
 PREVIOUS_DEFAULT = "tests/fixtures/previous-default"

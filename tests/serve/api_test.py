@@ -126,7 +126,7 @@ class Records(unittest.TestCase):
             self.assertEqual(server.stop(), 0)
 
     def test_default_model(self):
-        self.check_model(os.path.join(DATA, "default"), "lily and her mom went to the", "park",
+        self.check_model(os.path.join(DATA, "stories"), "lily and her mom went to the", "park",
                          "Once upon a time, there was a ti")
 
     def test_fruit(self):

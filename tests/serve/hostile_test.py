@@ -81,7 +81,7 @@ class Server:
     def __init__(self, *args):
         self.args = args
         self.process = subprocess.Popen(
-            [BINARY, "serve", "--port", "0", "-m", os.path.join(DATA, "default"), *args],
+            [BINARY, "serve", "--port", "0", "-m", os.path.join(DATA, "stories"), *args],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = self.process.stderr.readline().decode(errors="replace")
         match = re.search(r"listening on http://127\.0\.0\.1:(\d+) ", line)

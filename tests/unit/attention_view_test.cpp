@@ -144,7 +144,7 @@ TEST_CASE("the color scale: its three stops and what lies between", "[attention_
 
 TEST_CASE("the SVG: one rect a cell, the masked ones grey, the others on the scale",
           "[attention_view]") {
-  const Model& model = load("default");
+  const Model& model = load("stories");
   Predictor predictor(model);
   const Prediction p = predictor.predict("once upon a time", 3, true);
   const size_t T = p.input.tokens.size();
@@ -162,7 +162,7 @@ TEST_CASE("the SVG: one rect a cell, the masked ones grey, the others on the sca
 }
 
 TEST_CASE("bertviz: [layer][batch of 1][head][query][key] and the tokens", "[attention_view]") {
-  const Model& model = load("default");
+  const Model& model = load("stories");
   Predictor predictor(model);
   const Prediction p = predictor.predict("once upon a", 3, true);
   const auto j = nlohmann::json::parse(attention_bertviz(model, p));
@@ -202,7 +202,7 @@ TEST_CASE("the HTML page: the embedded files with every view C++ computed in its
     CHECK(count(on_disk, std::string(placeholder)) == 1);
   }
 
-  const Model& model = load("default");
+  const Model& model = load("stories");
   Predictor predictor(model);
   const Prediction p = predictor.predict("once upon a time", 3, true);
   const Config& c = model.config;

@@ -32,7 +32,7 @@ std::vector<Model> causal_models() {
     if (m.config.causal) models.push_back(std::move(m));
   }
   models.push_back(
-      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/default")));
+      load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/stories")));
   models.push_back(load_model(
       ModelPaths::in_directory(std::string(NEXTWORD_FIXTURE_DIR) + "/previous-default")));
   return models;

@@ -62,7 +62,7 @@ TEST_CASE("generation is greedy at temperature 0 and repeatable with a seed", "[
 }
 
 TEST_CASE("past max_len generation reads the window that moves once a sentence", "[generate]") {
-  const Model m = load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/default"));
+  const Model m = load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/stories"));
   Predictor predictor(m);
   GenerateOptions o;
   o.max_words = 200;

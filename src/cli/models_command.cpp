@@ -1,0 +1,72 @@
+// nextword models: the installed models, by name, with what their cards say.
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/default_model.h"
+#include "model/installed_models.h"
+#include "text/documents.h"
+
+namespace nextword::cli {
+namespace {
+
+// card.json beside a model (data/FORMAT.md): {"text": ..., "headline": ...}.
+nlohmann::json read_card(const std::string& dir) {
+  const std::string path = dir + "/card.json";
+  try {
+    nlohmann::json card = nlohmann::json::parse(read_text_file(path));
+    if (card.is_object()) return card;
+  } catch (const std::exception&) {  // no card, or not JSON: the model is listed without it
+  }
+  return nlohmann::json::object();
+}
+
+std::string field(const nlohmann::json& card, const char* name) {
+  const auto it = card.find(name);
+  return it != card.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+struct ModelsCommand {
+  std::string format = "text";
+
+  void add_to(CLI::App& c) {
+    c.add_option("-f,--format", format, "Output: text or json (one object per model)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  int run() const {
+    for (const InstalledModel& installed : installed_models(data_directories())) {
+      const Model m = load_model(ModelPaths::in_directory(installed.dir));
+      const nlohmann::json card = read_card(installed.dir);
+      const bool is_default = installed.name == kDefaultModel;
+      if (format == "json") {
+        write_line(nlohmann::ordered_json{{"name", installed.name},
+                                          {"default", is_default},
+                                          {"directory", installed.dir},
+                                          {"parameters", m.weights.parameter_count()},
+                                          {"vocabulary", m.vocab.size()},
+                                          {"text", field(card, "text")},
+                                          {"headline", field(card, "headline")}}
+                       .dump());
+        continue;
+      }
+      std::string line = installed.name + (is_default ? " (default)" : "") + "\n  " +
+                         std::to_string(m.weights.parameter_count()) + " parameters, " +
+                         std::to_string(m.vocab.size()) + " words, " + installed.dir;
+      for (const char* name : {"text", "headline"}) {
+        if (!field(card, name).empty()) line += "\n  " + field(card, name);
+      }
+      write_line(line);
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+CLI::App* add_models_command(CLI::App& app, std::function<int()>& run) {
+  return add_command<ModelsCommand>(app, "models",
+                                    "List the installed models, which --model takes by name", run);
+}
+
+}  // namespace nextword::cli
