@@ -166,7 +166,7 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present)
     offsets.push_back(static_cast<size_t>(parameters_));
     parameters_ += t.size();
   }
-  storage_.assign(static_cast<size_t>(parameters_), 0.0f);
+  storage_ = FloatBuffer(static_cast<size_t>(parameters_));
   for (size_t offset : offsets) data_.push_back(storage_.data() + offset);
   bind_views(config);
 }

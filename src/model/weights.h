@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/float_buffer.h"
 #include "model/config.h"
 
 namespace nextword {
@@ -142,7 +143,7 @@ class Weights {
   int64_t parameters_ = 0;
   void drop_fused();
 
-  std::vector<float> storage_;         // owned storage, or empty
+  FloatBuffer storage_;                // owned storage, or empty
   std::vector<float> fused_;           // the w_qkv and b_qkv of every layer
   std::shared_ptr<const void> owner_;  // keeps mapped tensors alive
 };
