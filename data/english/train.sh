@@ -51,7 +51,8 @@ fi
 rm -f "$out/checkpoint.json" "$out/weights.safetensors"  # optimizer state: not part of a model
 "$bin" convert "$out/weights.json" "$out/weights.safetensors" --dtype f16
 rm "$out/weights.json"
+# One pass each gives the figures with the cache and, under cache.without,
+# without it.
 for text in "$scratch/split/dev.tokens" "$corpus/wikitext103-valid.tokens"; do
-  "$bin" eval --wikitext "$text" --model "$out" --format json
   "$bin" eval --wikitext "$text" --model "$out" --format json --cache
 done

@@ -143,11 +143,19 @@ struct EvalCommand {
              ": q of a word outside the vocabulary was that of an untrained spelling model "
              "(uniform bytes)");
     }
+    const double N = static_cast<double>(r.scored), tokens = static_cast<double>(r.model_tokens);
     const nlohmann::ordered_json cache =
-        o.cache ? nlohmann::ordered_json{{"size", o.cache_size},
-                                         {"weight", o.cache_weight},
-                                         {"sharpness", o.cache_sharpness}}
-                : nlohmann::ordered_json();
+        o.cache
+            ? nlohmann::ordered_json{{"size", o.cache_size},
+                                     {"weight", o.cache_weight},
+                                     {"sharpness", o.cache_sharpness},
+                                     {"without",
+                                      {{"total_nats", r.model_only_nats},
+                                       {"cross_entropy", r.model_only_nats / N},
+                                       {"perplexity", r.model_only_perplexity()},
+                                       {"top1", static_cast<double>(r.model_only_top1) / tokens},
+                                       {"top5", static_cast<double>(r.model_only_top5) / tokens}}}}
+            : nlohmann::ordered_json();
     if (format == "json") {
       nlohmann::ordered_json j = {{"documents", r.documents},
                                   {"wikitext_tokens", r.wikitext_tokens},
@@ -191,9 +199,13 @@ struct EvalCommand {
                             : "uniform bytes (no lexicon)");
     std::string out = line;
     if (o.cache) {
-      char more[200];
-      std::snprintf(more, sizeof more, "\ncache            %d positions, weight %g, sharpness %g",
-                    o.cache_size, o.cache_weight, o.cache_sharpness);
+      char more[300];
+      std::snprintf(more, sizeof more,
+                    "\ncache            %d positions, weight %g, sharpness %g"
+                    "\nwithout cache    perplexity %.2f, top-1 %.4f, top-5 %.4f",
+                    o.cache_size, o.cache_weight, o.cache_sharpness, r.model_only_perplexity(),
+                    static_cast<double>(r.model_only_top1) / static_cast<double>(r.model_tokens),
+                    static_cast<double>(r.model_only_top5) / static_cast<double>(r.model_tokens));
       out += more;
     }
     write_line(out);

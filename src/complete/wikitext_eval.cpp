@@ -170,6 +170,7 @@ void Evaluation::run(const std::vector<Stream>& streams, WikitextEvalResult& res
     const Token& first = streams[0][0];
     const double log_q = first.oov ? unknown_words_.log_q(*first.word) : 0;
     add(first, -std::log(static_cast<double>(model_.config.vocab_size)) + log_q, 0);
+    result.model_only_nats = result.total_nats;
     ++done_;
   }
   const std::vector<Pass> passes = passes_of(model_, streams);
@@ -278,6 +279,9 @@ void Evaluation::score_rows_with_cache() {
     const double model_log_prob = static_cast<double>(logits[target.id]) - lse + log_q;
     double log_prob = model_log_prob;
     int rank = target.oov ? 0 : 1 + rank_of(model_, logits, target.id, kRankLimit);
+    result_->model_only_nats -= model_log_prob;
+    result_->model_only_top1 += rank == 1;
+    result_->model_only_top5 += rank >= 1 && rank <= 5;
     if (cache_uses_ > 0) {
       cache_p_.assign(static_cast<size_t>(V) + oov_log_q_.size(), 0);
       cache_.add_probabilities(h, 1, cache_p_);
@@ -361,6 +365,9 @@ double WikitextEvalResult::cross_entropy() const {
   return scored > 0 ? total_nats / static_cast<double>(scored) : 0;
 }
 double WikitextEvalResult::perplexity() const { return std::exp(cross_entropy()); }
+double WikitextEvalResult::model_only_perplexity() const {
+  return scored > 0 ? std::exp(model_only_nats / static_cast<double>(scored)) : 0;
+}
 double WikitextEvalResult::oov_rate() const {
   return model_tokens > 0 ? static_cast<double>(oov) / static_cast<double>(model_tokens) : 0;
 }

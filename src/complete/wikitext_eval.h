@@ -102,12 +102,18 @@ struct WikitextEvalResult {
   int64_t top5 = 0;             // ... among the first five
   bool lexicon = false;         // q used the lexicon's counts
   size_t lexicon_words = 0;     // the lexicon's words outside the vocabulary
+  // With the cache: the same positions scored by the model alone, in the
+  // same pass (the tables' row without the cache; the same bits as a run
+  // without --cache).
+  double model_only_nats = 0;
+  int64_t model_only_top1 = 0, model_only_top5 = 0;
 
   double cross_entropy() const;  // total_nats / N: nats per WikiText token
   double perplexity() const;     // e^cross_entropy
   double oov_rate() const;       // oov / model_tokens
   double top1_accuracy() const;  // top1 / model_tokens
   double top5_accuracy() const;
+  double model_only_perplexity() const;  // e^(model_only_nats / N)
 };
 
 // One scored model token, for a caller that looks closer (the tests).

@@ -587,8 +587,14 @@ class WikitextEval(unittest.TestCase):
         self.assertIn("no lexicon.tsv", stderr)
 
         cached, _ = self.measure("--cache")
+        without = cached["cache"].pop("without")
         self.assertEqual(cached["cache"], {"size": 2000, "weight": 0.1, "sharpness": 10.0})
         self.assertLess(cached["total_nats"], result["total_nats"])  # kiwi comes back
+        # The same pass scores the model alone: a run without --cache's bits.
+        self.assertEqual([without[k] for k in ("total_nats", "cross_entropy", "perplexity", "top1",
+                                               "top5")],
+                         [result[k] for k in ("total_nats", "cross_entropy", "perplexity", "top1",
+                                              "top5")])
         off, _ = self.measure("--cache", "--cache-weight", "0", "--cache-size", "5")
         self.assertEqual(off["total_nats"], result["total_nats"])
         self.assertEqual((off["top1"], off["top5"]), (result["top1"], result["top5"]))
