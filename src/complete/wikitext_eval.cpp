@@ -119,6 +119,9 @@ class Evaluation {
 
  private:
   void run_pass_group(const std::vector<Stream>& streams, std::span<const Pass> group);
+  // Each row's ln p of its target by the model alone (its lse_ and, unless
+  // outside the vocabulary, its rank), the rows in parallel.
+  void model_scores();
   void score_rows();
   void score_rows_with_cache();
   // The candidates ranked before target index `target` (a vocabulary id, or
@@ -139,7 +142,7 @@ class Evaluation {
   std::vector<int> ids_, lengths_;
   std::vector<Row> rows_;
   std::vector<float> Z_, logits_;
-  std::vector<double> model_log_probs_;
+  std::vector<double> lse_, model_log_probs_;
   std::vector<int> ranks_;
   // The cache's document, and its words outside the vocabulary.
   ContextCache cache_;
@@ -220,6 +223,7 @@ void Evaluation::run_pass_group(const std::vector<Stream>& streams, std::span<co
     std::copy(x, x + d, Z_.data() + area(r, d));
   }
   logits_forward(logits_.data(), Z_.data(), model_, R);
+  model_scores();
   if (options_.cache) {
     score_rows_with_cache();
   } else {
@@ -229,20 +233,24 @@ void Evaluation::run_pass_group(const std::vector<Stream>& streams, std::span<co
   if (hooks_.progress) hooks_.progress(done_, total_);
 }
 
-void Evaluation::score_rows() {
+void Evaluation::model_scores() {
   const int V = model_.config.vocab_size;
   const auto R = static_cast<int>(rows_.size());
+  lse_.resize(rows_.size());
   model_log_probs_.resize(rows_.size());
   ranks_.resize(rows_.size());
 #pragma omp parallel for schedule(static) if (R >= 8)
   for (int r = 0; r < R; ++r) {
-    const Token& target = *rows_[static_cast<size_t>(r)].target;
+    const auto row = static_cast<size_t>(r);
+    const Token& target = *rows_[row].target;
     const float* logits = logits_.data() + area(r, V);
-    model_log_probs_[static_cast<size_t>(r)] =
-        static_cast<double>(logits[target.id]) - log_sum_exp(logits, V);
-    ranks_[static_cast<size_t>(r)] =
-        target.oov ? 0 : 1 + rank_of(model_, logits, target.id, kRankLimit);
+    lse_[row] = log_sum_exp(logits, V);
+    model_log_probs_[row] = static_cast<double>(logits[target.id]) - lse_[row];
+    ranks_[row] = target.oov ? 0 : 1 + rank_of(model_, logits, target.id, kRankLimit);
   }
+}
+
+void Evaluation::score_rows() {
   for (size_t r = 0; r < rows_.size(); ++r) {
     const Token& target = *rows_[r].target;
     const double log_q = target.oov ? unknown_words_.log_q(*target.word) : 0;
@@ -271,14 +279,14 @@ void Evaluation::score_rows_with_cache() {
     const float* logits = logits_.data() + area(static_cast<int>(r), V);
     const std::span<const float> h(Z_.data() + area(static_cast<int>(r), d),
                                    static_cast<size_t>(d));
-    const double lse = log_sum_exp(logits, V);
+    const double lse = lse_[r];
     // The same arithmetic as score_rows, so that weight 0 gives its bits.
     const size_t index = target.oov ? static_cast<size_t>(V) + oov_index(*target.word)
                                     : static_cast<size_t>(target.id);
     const double log_q = target.oov ? oov_log_q_[index - static_cast<size_t>(V)] : 0;
-    const double model_log_prob = static_cast<double>(logits[target.id]) - lse + log_q;
+    const double model_log_prob = model_log_probs_[r] + log_q;
     double log_prob = model_log_prob;
-    int rank = target.oov ? 0 : 1 + rank_of(model_, logits, target.id, kRankLimit);
+    int rank = ranks_[r];
     result_->model_only_nats -= model_log_prob;
     result_->model_only_top1 += rank == 1;
     result_->model_only_top5 += rank >= 1 && rank <= 5;

@@ -215,6 +215,19 @@ TEST_CASE("eval --wikitext on the fruit model: the counts and the total by hand"
     CHECK(cr.top5 == r.top5);
   }
 
+  SECTION("with the cache, the same pass scores the model alone, bit for bit") {
+    WikitextEvalOptions o;
+    o.cache = true;
+    o.cache_weight = 0.3;
+    WikitextEvalResult cr;
+    scores_of(m, text, nullptr, o, cr);
+    CHECK(cr.total_nats != r.total_nats);
+    CHECK(cr.model_only_nats == r.total_nats);
+    CHECK(cr.model_only_top1 == r.top1);
+    CHECK(cr.model_only_top5 == r.top5);
+    CHECK(cr.model_only_perplexity() == r.perplexity());
+  }
+
   SECTION("the cache's mixture by hand: the third kiwi of the first article") {
     WikitextEvalOptions o;
     o.cache = true;
