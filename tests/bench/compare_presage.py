@@ -145,6 +145,61 @@ def first_words(text, n):
     return text
 
 
+def wikitext_plain(line):
+    """One line of a WikiText tokenized file as plain text, by the rules of
+    src/text/wikitext.cpp (read_wikitext): a heading loses its `=` marks,
+    `@-@` `@,@` `@.@` join, clitics and closing marks attach, double quotes
+    alternate open and closed. `<unk>` is dropped: nobody types it."""
+    words = line.split()
+    if len(words) >= 2 and words[0] == "=" and words[-1] == "=":
+        words = [w for w in words if w != "="]
+    out, glue, quote_open = "", False, False
+    for w in words:
+        if w == "<unk>":
+            continue
+        if w in ("@-@", "@,@", "@.@"):
+            out += w[1]
+            glue = True
+            continue
+        space = bool(out) and not glue
+        glue = False
+        clitic = w == "n't" or (len(w) >= 2 and w[0] == "'" and (w[1].isalnum() or ord(w[1]) >= 0x80))
+        if clitic or w in tuple(",.;:!?)]}%"):
+            space = False
+        elif w == '"':
+            if quote_open:
+                space = False
+            else:
+                glue = True
+            quote_open = not quote_open
+        elif w in ("(", "[", "{"):
+            glue = True
+        out += (" " if space else "") + w
+    return out
+
+
+def wikitext_text(path):
+    """A WikiText tokenized file as plain text, one line for each non-empty line."""
+    with open(path, encoding="utf-8") as f:
+        lines = [wikitext_plain(line) for line in f]
+    return "".join(line + "\n" for line in lines if line)
+
+
+def presage_training_share(path, max_bytes, scratch):
+    """The first max_bytes of path (cut at a line end), lowercased, with the
+    `<|endoftext|>` separator lines blanked, written to scratch."""
+    out = os.path.join(scratch, "presage-train-%s-%s.txt" % (os.path.basename(path), max_bytes or "all"))
+    with open(path, "rb") as f:
+        data = f.read(max_bytes) if max_bytes else f.read()
+    if max_bytes and len(data) == max_bytes:
+        data = data[:data.rfind(b"\n") + 1]
+    text = re.sub(r"(?m)^[ \t]*<\|endoftext\|>[ \t]*$", "", data.decode("utf-8", "replace")).lower()
+    if not os.path.exists(out):
+        with open(out, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    return out, len(data)
+
+
 def prepare_text(corpus, scratch):
     """Writes continuation-train.txt, heldout.txt, dev.txt, test.txt and the
     lowercased presage training files into scratch; returns paths and info."""
@@ -491,6 +546,13 @@ def main():
     ap.add_argument("--model", help="nextword model directory (default: nextword's default)")
     ap.add_argument("--words", type=int, help="type only the first N words of the test part")
     ap.add_argument("--text", help="type this file instead of the test part")
+    ap.add_argument("--wikitext", metavar="FILE",
+                    help="type this WikiText tokenized file turned into plain text (wikitext_plain)")
+    ap.add_argument("--presage-text", metavar="FILE",
+                    help="build presage's trigram DB from this text instead of TinyStories "
+                         "(e.g. the Wikipedia training split of data/english/train.sh)")
+    ap.add_argument("--presage-bytes", type=int, default=0,
+                    help="only the first N bytes of --presage-text (cut at a line end)")
     ap.add_argument("-k", "--k", type=int, default=6, help="suggestions offered (default 6)")
     ap.add_argument("--scratch", help="scratch directory (default: a new temporary one, kept)")
     ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
@@ -536,9 +598,16 @@ def main():
         print(json.dumps(split, indent=2))
         return 0
 
-    source = args.text or split["paths"]["heldout"]
-    with open(source, encoding="utf-8", newline="") as f:
-        text = f.read()
+    if args.presage_text:
+        share, share_bytes = presage_training_share(args.presage_text, args.presage_bytes, scratch)
+        split["presage_training_files"] = [share]
+        split["presage_training_bytes"] = share_bytes
+    source = args.wikitext or args.text or split["paths"]["heldout"]
+    if args.wikitext:
+        text = wikitext_text(args.wikitext)
+    else:
+        with open(source, encoding="utf-8", newline="") as f:
+            text = f.read()
     text = first_words(text, args.words)
     text_path = os.path.join(scratch, "typed-%s.txt" % (args.words or "all"))
     if args.text and args.words is None:
