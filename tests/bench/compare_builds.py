@@ -61,7 +61,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old")
     parser.add_argument("new")
-    parser.add_argument("--model", default=os.path.join(HERE, "..", "..", "data", "default"))
+    parser.add_argument("--model", default=os.path.join(HERE, "..", "..", "data", "stories"))
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--phrases", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)

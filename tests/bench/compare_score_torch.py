@@ -270,7 +270,7 @@ def compare(ours, theirs, tolerance):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nextword", nargs="?", default=os.path.join(ROOT, "build", "nextword"))
-    parser.add_argument("--model", default=os.path.join(ROOT, "data", "default"))
+    parser.add_argument("--model", default=os.path.join(ROOT, "data", "stories"))
     parser.add_argument("--corpus", nargs="+", help="text files or globs (default: %s)"
                         % DEFAULT_CORPUS[0])
     parser.add_argument("--lines", type=int, help="lines to score (default 5000; quick 500)")

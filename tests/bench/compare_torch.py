@@ -118,7 +118,7 @@ def machine():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nextword")
-    parser.add_argument("--model", default=os.path.join(HERE, "..", "..", "data", "default"))
+    parser.add_argument("--model", default=os.path.join(HERE, "..", "..", "data", "stories"))
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--phrases", type=int, default=10000)
     parser.add_argument("--rounds", type=int, default=5)

@@ -81,7 +81,7 @@ def run(argv, stdin_path, env, records):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nextword", nargs="?", default=os.path.join(ROOT, "build", "nextword"))
-    parser.add_argument("--model", default=os.path.join(ROOT, "data", "default"))
+    parser.add_argument("--model", default=os.path.join(ROOT, "data", "stories"))
     parser.add_argument("--corpus", nargs="+", default=DEFAULT_CORPUS)
     parser.add_argument("--lines", type=int, help="lines of input (default 20000; quick 2000)")
     parser.add_argument("--min-words", type=int, default=4)

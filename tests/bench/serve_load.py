@@ -217,7 +217,7 @@ def run_wrk(threads, connections, seconds, script, url):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nextword", default=os.path.join(REPO, "build", "nextword"))
-    parser.add_argument("--model", default=os.path.join(REPO, "data", "default"))
+    parser.add_argument("--model", default=os.path.join(REPO, "data", "stories"))
     parser.add_argument("--phrases", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=10, help="of each 16-client wrk run")
