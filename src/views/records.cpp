@@ -186,7 +186,9 @@ Generated generated(const Model& model, const std::string& phrase, const std::ve
   Generated g{phrase, {}, phrase};
   for (int id : ids) g.words.push_back(model.vocab.word(id));
   append_as_text(g.text, g.words);
-  capitalize_sentences(g.text, phrase.size());
+  // A cased model writes its own capitals (and knows "U.S. Army" is no
+  // sentence start); a lowercased one's text gets them back.
+  if (model.config.tokenizer.lowercase) capitalize_sentences(g.text, phrase.size());
   return g;
 }
 
