@@ -13,12 +13,6 @@ bool is_ascii_punctuation(unsigned char c) {
          (c >= '{' && c <= '~');
 }
 
-// A word character for the in-word apostrophe/hyphen rule: ASCII letters and
-// digits, and every byte of a non-ASCII UTF-8 character.
-bool is_word_byte(unsigned char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
 struct Replacement {
   std::string_view from, to;
   bool punctuation;  // a mark of its own when split_punctuation is on
@@ -121,32 +115,40 @@ std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions&
   return tokens;
 }
 
-void append_as_text(std::string& text, const std::vector<std::string>& words) {
-  auto is = [](const std::string& w, std::string_view set) {
-    return w.size() == 1 && set.find(w[0]) != std::string_view::npos;
+RunningText::RunningText(std::string& text, bool double_open)
+    : text_(text),
+      double_open_(double_open),
+      attach_next_(!text.empty() &&
+                   (std::string_view("([{").find(text.back()) != std::string_view::npos ||
+                    (double_open && text.back() == '"'))) {}
+
+void RunningText::append(std::string_view word) {
+  auto is = [&](std::string_view set) {
+    return word.size() == 1 && set.find(word[0]) != std::string_view::npos;
   };
-  // Straight quotes alternate: count those already in the text.
-  bool double_open = std::count(text.begin(), text.end(), '"') % 2 == 1;
-  bool attach_next =
-      !text.empty() && std::string_view("([{").find(text.back()) != std::string_view::npos;
-  if (double_open && !text.empty() && text.back() == '"') attach_next = true;
-  for (const std::string& word : words) {
-    bool space = !text.empty() && !attach_next;
-    attach_next = false;
-    if (is(word, ",.!?;:)]}") || word == "\xE2\x80\xA6" || word == "'s" || word == "n't") {
-      space = false;
-    } else if (word == "\"") {
-      if (double_open)
-        space = false;  // a closing quote hugs the word before
-      else
-        attach_next = true;  // an opening one, the word after
-      double_open = !double_open;
-    } else if (is(word, "([{")) {
-      attach_next = true;
-    }
-    if (space) text += ' ';
-    text += word;
+  const bool clitic = word == "n't" || (word.size() >= 2 && word[0] == '\'' &&
+                                        is_word_byte(static_cast<unsigned char>(word[1])));
+  bool space = !text_.empty() && !attach_next_;
+  attach_next_ = false;
+  if (is(",.!?;:)]}%") || word == "\xE2\x80\xA6" || clitic) {
+    space = false;
+  } else if (word == "\"") {
+    if (double_open_)
+      space = false;  // a closing quote hugs the word before
+    else
+      attach_next_ = true;  // an opening one, the word after
+    double_open_ = !double_open_;
+  } else if (is("([{")) {
+    attach_next_ = true;
   }
+  if (space) text_ += ' ';
+  text_ += word;
+}
+
+void append_as_text(std::string& text, const std::vector<std::string>& words) {
+  // Straight quotes alternate: count those already in the text.
+  RunningText running(text, std::count(text.begin(), text.end(), '"') % 2 == 1);
+  for (const std::string& word : words) running.append(word);
 }
 
 void capitalize_sentences(std::string& text, size_t from) {

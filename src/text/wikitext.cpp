@@ -3,28 +3,11 @@
 #include <cstddef>
 #include <span>
 
+#include "text/tokenizer.h"
 #include "text/words.h"
 
 namespace nextword {
 namespace {
-
-// As the tokenizer's in-word rule counts them: ASCII letters and digits and
-// every byte of a non-ASCII character.
-bool is_word_byte(unsigned char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
-// A piece WikiText split off the word before: `'s`, `'t` (of `don 't`),
-// `'re`, `'ll`, ..., `n't`, and the rest of a name such as `O 'Neil` or
-// `d 'état`. A lone `'` is a quote or a plural's possessive and stays apart.
-bool is_clitic(std::string_view word) {
-  return word == "n't" ||
-         (word.size() >= 2 && word[0] == '\'' && is_word_byte(static_cast<unsigned char>(word[1])));
-}
-
-bool is_one_of(std::string_view word, std::string_view marks) {
-  return word.size() == 1 && marks.find(word[0]) != std::string_view::npos;
-}
 
 // A line's whitespace tokens, less the `=` marks when it is a heading.
 struct Line {
@@ -59,36 +42,21 @@ Line read_line(std::string_view text) {
   return line;
 }
 
-// Appends WikiText words to `text` as running text. `quote_open` carries the
-// double quotes' parity from one piece of a line to the next. Only the
-// joins around ' and - change what the tokenizer makes of the text (its
-// in-word rule); the other spacing is for people reading it.
+// Appends WikiText words to `text` as running text (RunningText's rule;
+// `@-@`, `@,@` and `@.@` join their neighbours). `quote_open` carries the
+// double quotes' parity from one piece of a line to the next.
 void append_words(std::string& text, std::span<const std::string_view> words, bool& quote_open) {
-  bool glue = false;  // the next word hugs the text before
+  RunningText running(text, quote_open);
   for (const std::string_view word : words) {
     if (word == "@-@" || word == "@,@" || word == "@.@") {
       text += word[1];
-      glue = true;
-      continue;
+      running.attach_next();
+    } else {
+      running.append(word);
     }
-    bool space = !text.empty() && !glue;
-    glue = false;
-    if (is_clitic(word) || is_one_of(word, ",.;:!?)]}%")) {
-      space = false;
-    } else if (word == "\"") {
-      if (quote_open)
-        space = false;  // a closing quote hugs the word before
-      else
-        glue = true;  // an opening one, the word after
-      quote_open = !quote_open;
-    } else if (is_one_of(word, "([{")) {
-      glue = true;
-    }
-    if (space) text += ' ';
-    text += word;
   }
+  quote_open = running.double_open();
 }
-
 }  // namespace
 
 int64_t Wikitext::scored() const { return wikitext_tokens - unknown - heading_marks; }

@@ -16,6 +16,12 @@ constexpr bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+// A word byte for the tokenizer's in-word apostrophe/hyphen rule: an
+// ASCII letter or digit, or any byte of a non-ASCII character.
+constexpr bool is_word_byte(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
 // A letter or digit: an ASCII letter or digit, or a code point from U+00C0
 // to U+10FFFF that is not in the General Punctuation block (U+2000..U+206F).
 bool is_letter_or_digit(uint32_t code_point);
