@@ -68,6 +68,10 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
     }
   }
   lexicon_end_ = static_cast<int>(candidates_.size());
+  for (int i = lexicon_begin_; i < lexicon_end_; ++i) lexicon_by_key_.push_back(i);
+  std::sort(lexicon_by_key_.begin(), lexicon_by_key_.end(), [&](int a, int b) {
+    return candidates_[static_cast<size_t>(a)].key < candidates_[static_cast<size_t>(b)].key;
+  });
 }
 
 int Completer::candidate_for(const std::string& key, std::string_view word) {
@@ -122,20 +126,36 @@ void Completer::rank_context(std::string_view tail) {
   const double lambda = options_.learn ? options_.lambda : 0;
   const double mu = options_.learn ? options_.context_weight : 0;
   const double share = model_share();
-  cache_p_.assign(candidates_.size(), 0);
+  // cache_p_ is 0 but where the caches put something: only those entries
+  // are cleared and filled, not one per lexicon word.
+  for (const int i : cached_) cache_p_[static_cast<size_t>(i)] = 0;
+  cache_p_.resize(candidates_.size(), 0);
+  cached_.clear();
   for (const auto& [key, entry] : cache_.entries()) {
-    cache_p_[static_cast<size_t>(by_key_.at(key))] = lambda * cache_.probability(entry);
+    const int i = by_key_.at(key);
+    cache_p_[static_cast<size_t>(i)] = lambda * cache_.probability(entry);
+    cached_.push_back(i);
   }
-  if (mu > 0) context_cache_.add_probabilities(ranked_h_, mu, cache_p_);
+  if (mu > 0) {
+    context_cache_.add_probabilities(ranked_h_, mu, cache_p_);
+    cached_.insert(cached_.end(), context_cache_.words().begin(), context_cache_.words().end());
+  }
   ranked_words_.clear();
-  for (size_t i = 0; i < candidates_.size(); ++i) {
-    const Candidate& c = candidates_[i];
+  auto rank = [&](int i) {
+    const Candidate& c = candidates_[static_cast<size_t>(i)];
     const bool in_vocabulary = c.id >= 0;
-    if (!in_vocabulary && cache_p_[i] == 0) continue;  // a lexicon word: offered after these
     const double model_part = share * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
-    const double cache_part = cache_p_[i];
-    ranked_words_.push_back({model_part + cache_part, static_cast<int>(i),
-                             cache_part > model_part ? Source::kHistory : Source::kModel});
+    const double cache_part = cache_p_[static_cast<size_t>(i)];
+    ranked_words_.push_back(
+        {model_part + cache_part, i, cache_part > model_part ? Source::kHistory : Source::kModel});
+  };
+  // The vocabulary's words; the others only where a cache gives them
+  // something (a lexicon word is offered after these).
+  for (int i = 0; i < lexicon_begin_; ++i) rank(i);
+  std::sort(cached_.begin(), cached_.end());
+  cached_.erase(std::unique(cached_.begin(), cached_.end()), cached_.end());
+  for (const int i : cached_) {
+    if (i >= lexicon_begin_ && cache_p_[static_cast<size_t>(i)] != 0) rank(i);
   }
   // Only the best few are needed at a word start, the keystroke that waits
   // for the forward pass: sort those now, the rest when a prefix reaches them.
@@ -214,10 +234,30 @@ Completion Completer::complete(std::string_view text) {
   // Too few: the lexicon's words outside the vocabulary, most frequent first
   // (p(unk) * count / oov_count falls with the count).
   const double share = model_share();
-  for (int i = lexicon_begin_; i < lexicon_end_; ++i) {
-    if (cache_p_[static_cast<size_t>(i)] > 0) continue;  // ranked above with the caches
+  auto offer_lexicon = [&](int i) {
+    if (cache_p_[static_cast<size_t>(i)] > 0) return false;  // ranked above with the caches
     const double p = share * p_unk_ * candidates_[static_cast<size_t>(i)].share;
-    if (offer(i, p, Source::kLexicon)) return out;
+    return offer(i, p, Source::kLexicon);
+  };
+  // The words whose keys start with the prefix, from the index by key, in
+  // the lexicon's order; a short prefix that fits many walks the lexicon.
+  const auto by_key = [&](int i) -> const std::string& {
+    return candidates_[static_cast<size_t>(i)].key;
+  };
+  const auto first = std::partition_point(lexicon_by_key_.begin(), lexicon_by_key_.end(),
+                                          [&](int i) { return by_key(i) < prefix_key; });
+  const auto last = std::partition_point(first, lexicon_by_key_.end(),
+                                         [&](int i) { return by_key(i).starts_with(prefix_key); });
+  if (last - first <= kLexiconFitting) {
+    fitting_.assign(first, last);
+    std::sort(fitting_.begin(), fitting_.end());
+    for (const int i : fitting_) {
+      if (offer_lexicon(i)) return out;
+    }
+    return out;
+  }
+  for (int i = lexicon_begin_; i < lexicon_end_; ++i) {
+    if (offer_lexicon(i)) return out;
   }
   return out;
 }

@@ -116,6 +116,8 @@ class Completer {
   const Ranked& ranked(size_t i);
   // How many of ranked_words_ rank_context sorts at once.
   static constexpr size_t kFirstSorted = 64;
+  // Lexicon words fitting a prefix that are gathered by key; more walk the lexicon.
+  static constexpr std::ptrdiff_t kLexiconFitting = 4096;
 
   int candidate_for(const std::string& key, std::string_view word);
   // Ranks every candidate for `tail` (a forward pass), unless it is the
@@ -139,6 +141,7 @@ class Completer {
   std::unordered_map<std::string, int> by_key_;  // the best candidate of each key
   int lexicon_begin_ = 0;                        // candidates_[lexicon_begin_..] are lexicon words
   int lexicon_end_ = 0;                          // ... up to here, most frequent first
+  std::vector<int> lexicon_by_key_;              // those candidates in order of their keys
   WordCache cache_;
   ContextCache context_cache_;
 
@@ -149,6 +152,8 @@ class Completer {
   std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first ...
   size_t sorted_ = 0;                 // ... up to here; the rest unordered until needed
   std::vector<double> cache_p_;       // per candidate: lambda p_cache + mu p_context
+  std::vector<int> cached_;           // the candidates cache_p_ may give more than 0
+  std::vector<int> fitting_;          // lexicon candidates that fit the prefix
   std::vector<float> scaled_logits_;  // logits / T
   std::vector<float> ranked_h_;       // the ranked context's vector (empty: none)
   size_t ranked_end_ = 0;             // where that context ends in the text

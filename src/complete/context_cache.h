@@ -30,6 +30,8 @@ class ContextCache {
   // p[w] += weight p_context(w | h) for every word w used (p must have room
   // for every index added). Adds nothing while no use is kept.
   void add_probabilities(std::span<const float> h, double weight, std::span<double> p) const;
+  // The words of the uses kept (the indices add_probabilities writes).
+  std::span<const int> words() const { return words_; }
 
  private:
   size_t capacity_;

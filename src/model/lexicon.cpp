@@ -26,6 +26,8 @@ const char* word_fault(std::string_view word) {
 
 }  // namespace
 
+bool is_lexicon_word(std::string_view word) { return word_fault(word) == nullptr; }
+
 void sort_lexicon(Lexicon& lexicon) {
   std::sort(lexicon.entries.begin(), lexicon.entries.end(),
             [](const LexiconEntry& a, const LexiconEntry& b) {

@@ -27,6 +27,11 @@ constexpr int64_t kMaxLexiconBytes = int64_t{256} << 20;
 // Sorts entries into the lexicon's order.
 void sort_lexicon(Lexicon& lexicon);
 
+// Whether read_lexicon accepts `word`: valid UTF-8, not empty, without
+// whitespace or control characters (a text's DEL byte is a word to the
+// tokenizer, not to lexicon.tsv).
+bool is_lexicon_word(std::string_view word);
+
 // Reads lexicon.tsv. Throws model_error("FILE:LINE", ...) on the first line
 // that breaks the format, and when the file is missing or too large.
 Lexicon read_lexicon(const std::string& path);

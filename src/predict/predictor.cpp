@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "base/error.h"
 #include "base/threading.h"
@@ -14,6 +15,35 @@ namespace nextword {
 
 namespace {
 
+// How much more frequent (by vocabulary rank: ids are in order of frequency)
+// a capitalized word must be than its lowercase spelling for a cased model
+// to read the lowercase one as it: "united" as "United", "york" as "York",
+// never "president" or "us".
+constexpr int kCapitalRankRatio = 10;
+
+// The id a cased model reads for `word`: a word typed in lowercase whose
+// capitalized form the vocabulary holds and its training text wrote far
+// more often (or only) reads as that form, the way a person typing in
+// lowercase means it; a lone "i" is always "I". -1 when neither is a
+// vocabulary word.
+int cased_id(const Model& model, std::string& word) {
+  const int id = model.vocab.find(word);
+  const auto first = static_cast<unsigned char>(word.empty() ? 0 : word[0]);
+  if (model.config.tokenizer.lowercase || first < 'a' || first > 'z') return id;
+  for (const char c : word) {
+    if (c >= 'A' && c <= 'Z') return id;
+  }
+  std::string capitalized = word;
+  capitalized[0] = static_cast<char>(first - 'a' + 'A');
+  const int capital_id = model.vocab.find(capitalized);
+  if (capital_id < 0 || model.is_special(capital_id)) return id;
+  if (id >= 0 && !model.is_special(id) && word != "i" &&
+      static_cast<int64_t>(capital_id) * kCapitalRankRatio > id)
+    return id;
+  word = std::move(capitalized);
+  return capital_id;
+}
+
 // The ids of e.tokens (the first is bos when has_bos); true when some token other
 // than bos is a vocabulary word. A word spelled like a special token is still
 // an unknown word.
@@ -21,7 +51,7 @@ bool look_up(const Model& model, Encoded& e, bool has_bos) {
   bool any_known = false;
   for (size_t i = 0; i < e.tokens.size(); ++i) {
     const bool is_bos = has_bos && i == 0;
-    const int id = is_bos ? model.bos_id : model.vocab.find(e.tokens[i]);
+    const int id = is_bos ? model.bos_id : cased_id(model, e.tokens[i]);
     if (id < 0 || (!is_bos && model.is_special(id))) {
       e.unknown.push_back(e.tokens[i]);
       e.ids.push_back(model.unk_id);

@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "base/random.h"
-#include "text/utf8.h"
+#include "model/lexicon.h"
 
 namespace nextword {
 
@@ -16,7 +16,8 @@ Lexicon count_words(const std::vector<Document>& documents, const std::string& u
   }
   Lexicon lexicon;
   for (auto& [word, count] : counts) {
-    if (word != unk && word != bos && is_valid_utf8(word)) lexicon.entries.push_back({word, count});
+    if (word != unk && word != bos && is_lexicon_word(word))
+      lexicon.entries.push_back({word, count});
   }
   sort_lexicon(lexicon);
   return lexicon;
