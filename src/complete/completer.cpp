@@ -175,9 +175,14 @@ bool Completer::better(const Ranked& a, const Ranked& b) {
 
 const Completer::Ranked& Completer::ranked(size_t i) {
   if (i >= sorted_) {
-    std::sort(ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_), ranked_words_.end(),
-              better);
-    sorted_ = ranked_words_.size();
+    // Eight times as many as sorted so far (better is a strict total order,
+    // so the sequence is the one a whole sort gives): a prefix that fits few
+    // of a large vocabulary's best words does not sort all of them.
+    const size_t more = std::min(ranked_words_.size(), std::max(i + 1, sorted_ * 8));
+    std::partial_sort(ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_),
+                      ranked_words_.begin() + static_cast<std::ptrdiff_t>(more),
+                      ranked_words_.end(), better);
+    sorted_ = more;
   }
   return ranked_words_[i];
 }
