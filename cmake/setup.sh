@@ -9,4 +9,4 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
 cmake --build build -j"$(nproc)"
 
 set -x
-build/nextword predict "once upon a"
+build/nextword predict "the president of the united"

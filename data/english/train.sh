@@ -39,7 +39,7 @@ fi
 shape=(--no-lowercase --vocab-size 65536 --adaptive-cutoffs 4096,16384 --d-model 192 --layers 4
   --heads 6 --d-ff 512 --positional rope --norm rmsnorm --activation swiglu --no-ffn-bias
   --context 128)
-schedule=(--batch 16 --steps "${STEPS:-20000}" --warmup 500 --lr 2e-3 --min-lr 1e-4
+schedule=(--batch 16 --steps "${STEPS:-9000}" --warmup 500 --lr 2e-3 --min-lr 1e-4
   --weight-decay 0.1 --dropout 0 --val-fraction 0.002 --eval-every 2000 --checkpoint-every 500
   --threads 2 --seed 1 --format json)
 

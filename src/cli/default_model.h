@@ -8,7 +8,7 @@
 namespace nextword::cli {
 
 // The model used when no --model is given: the installed model of this name.
-inline constexpr const char* kDefaultModel = "stories";
+inline constexpr const char* kDefaultModel = "english";
 
 // The data directories that hold the models, searched in order: the
 // installed copy (<prefix>/share/nextword, for a binary in <prefix>/bin),

@@ -11,6 +11,10 @@ import sys
 import unittest
 
 NEXTWORD = DATA = None
+# The installed model the tests' worked values were taken from, given as
+# $NEXTWORD_MODEL to every run (a caller's own NEXTWORD_MODEL never leaks
+# in); None runs the default model, as the README's examples do.
+TEST_MODEL = "stories"
 USAGE, MODEL, INPUT, IO = 2, 3, 4, 5
 INTERRUPTED = 130
 
@@ -23,6 +27,8 @@ def read(path):
 def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
     merged = dict(os.environ)
     merged.pop("NEXTWORD_MODEL", None)
+    if TEST_MODEL:
+        merged["NEXTWORD_MODEL"] = TEST_MODEL
     merged.update(env or {})
     return subprocess.run([NEXTWORD, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE,
                           text=True, env=merged, check=False)

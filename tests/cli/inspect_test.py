@@ -69,7 +69,7 @@ def previous_default():
 def run_bytes(*args, stdin=b""):
     """Like cli_common.run, but stdin and stdout are bytes."""
     env = dict(os.environ)
-    env.pop("NEXTWORD_MODEL", None)
+    env["NEXTWORD_MODEL"] = "stories"  # as cli_common.run
     return subprocess.run([NEXTWORD, *args], input=stdin, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, check=False)
 

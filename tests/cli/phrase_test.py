@@ -90,10 +90,16 @@ class DefaultModel(unittest.TestCase):
             subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                            stdout=subprocess.DEVNULL, check=True)
             env = {k: v for k, v in os.environ.items() if k != "NEXTWORD_MODEL"}
-            r = subprocess.run([os.path.join(prefix, "bin", "nextword"), "predict", "once upon a"],
+            r = subprocess.run([os.path.join(prefix, "bin", "nextword"), "predict",
+                                "the president of the united"],
                                cwd=prefix, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, check=False)
             self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split()[0], "States")  # data/english
+            r = subprocess.run([os.path.join(prefix, "bin", "nextword"), "predict", "-m",
+                                "stories", "once upon a"], cwd=prefix, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               check=False)
             self.assertEqual(r.stdout.split()[0], "time")
 
 

@@ -63,8 +63,9 @@ class Served:
     """`nextword serve ARGS` on a free port, for the curl lines after it."""
 
     def __init__(self, argv):
+        env = {k: v for k, v in os.environ.items() if k != "NEXTWORD_MODEL"}
         self.process = subprocess.Popen([cli_common.NEXTWORD, *argv, "--port", "0"],
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True, env=env)
         self.line = self.process.stderr.readline().rstrip("\n")
         self.port = re.search(r":(\d+) ", self.line).group(1)
 
@@ -135,4 +136,5 @@ class Examples(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    cli_common.TEST_MODEL = None  # the default model, as a reader runs them
     cli_common.main(__import__(__name__))

@@ -66,13 +66,13 @@ def run_driver(editor, argv, workdir, config, timeout_ms, **env):
     """Runs `argv`, the editor headless with its driver, in workdir for at
     most 60 s, the driver reading NW_CONFIG (config), NW_DIR (workdir),
     NW_TIMEOUT_MS and `env` and writing its JSON result to NW_RESULT (a
-    file in workdir); HOME is workdir and NEXTWORD_MODEL unset. Returns
+    file in workdir); HOME is workdir and NEXTWORD_MODEL stories. Returns
     (the finished process, the result, seconds); a Failure when the editor
     does not quit or writes no result."""
     out = os.path.join(workdir, "result.json")
     env = dict(os.environ, NW_CONFIG=config, NW_RESULT=out, NW_DIR=workdir,
                NW_TIMEOUT_MS=str(timeout_ms), HOME=workdir, **env)
-    env.pop("NEXTWORD_MODEL", None)
+    env["NEXTWORD_MODEL"] = "stories"  # the model of the worked values
     started = time.monotonic()
     try:
         r = subprocess.run(argv, env=env, cwd=workdir, stdin=subprocess.DEVNULL,
