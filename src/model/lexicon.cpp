@@ -24,15 +24,17 @@ const char* word_fault(std::string_view word) {
   return nullptr;
 }
 
+// Most frequent first, then by word.
+bool lexicon_order(const LexiconEntry& a, const LexiconEntry& b) {
+  return a.count != b.count ? a.count > b.count : a.word < b.word;
+}
+
 }  // namespace
 
 bool is_lexicon_word(std::string_view word) { return word_fault(word) == nullptr; }
 
 void sort_lexicon(Lexicon& lexicon) {
-  std::sort(lexicon.entries.begin(), lexicon.entries.end(),
-            [](const LexiconEntry& a, const LexiconEntry& b) {
-              return a.count != b.count ? a.count > b.count : a.word < b.word;
-            });
+  std::sort(lexicon.entries.begin(), lexicon.entries.end(), lexicon_order);
 }
 
 Lexicon parse_lexicon(const std::string& path, std::string_view text) {
@@ -67,7 +69,10 @@ Lexicon parse_lexicon(const std::string& path, std::string_view text) {
     if (!seen.insert(word).second) throw fail("\"" + std::string(word) + "\" appears twice");
     lexicon.entries.push_back({std::string(word), count});
   }
-  sort_lexicon(lexicon);
+  // As train writes it, the file is in order already.
+  if (!std::is_sorted(lexicon.entries.begin(), lexicon.entries.end(), lexicon_order)) {
+    sort_lexicon(lexicon);
+  }
   return lexicon;
 }
 

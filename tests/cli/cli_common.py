@@ -38,5 +38,10 @@ def main(module):
     """Runs the tests of `module` against argv's binary and data folder."""
     global NEXTWORD, DATA
     NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    # The processes a test starts on its own inherit the model too.
+    if TEST_MODEL:
+        os.environ["NEXTWORD_MODEL"] = TEST_MODEL
+    else:
+        os.environ.pop("NEXTWORD_MODEL", None)
     module.NEXTWORD, module.DATA = NEXTWORD, DATA
     unittest.main(module=module, argv=sys.argv[:1], verbosity=2)
