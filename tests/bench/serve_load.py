@@ -116,14 +116,19 @@ end
 """
 
 
-def make_phrases(count):
+def make_phrases(count, sentences=None):
+    """count phrases cut from sentences (default: SENTENCES, TinyStories')."""
+    sentences = sentences or SENTENCES
     rng = random.Random(25)
     phrases = []
     for _ in range(count):
-        words = rng.choice(SENTENCES).split()
-        phrase = " ".join(words[:rng.randint(1, len(words))])
+        words = rng.choice(sentences).split()
+        # From a text of its own, at least 3 words: a lone rare name would
+        # be an error record, not a prediction.
+        least = 1 if sentences is SENTENCES else min(3, len(words))
+        phrase = " ".join(words[:rng.randint(least, len(words))])
         if rng.random() < 0.5:  # after a whole sentence: longer contexts
-            phrase = rng.choice(SENTENCES) + " . " + phrase
+            phrase = rng.choice(sentences) + " . " + phrase
         phrases.append(phrase)
     return phrases
 
@@ -219,6 +224,8 @@ def main():
     parser.add_argument("--nextword", default=os.path.join(REPO, "build", "nextword"))
     parser.add_argument("--model", default=os.path.join(REPO, "data", "stories"))
     parser.add_argument("--phrases", type=int, default=2000)
+    parser.add_argument("--sentences", help="a text file whose lines (sentences) the phrases "
+                        "are cut from, for a model that does not know TinyStories' words")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=10, help="of each 16-client wrk run")
     parser.add_argument("--serve-args", default="", help="more options of `nextword serve`")
@@ -229,7 +236,11 @@ def main():
     one_seconds = max(1, args.seconds // 2)
 
     tmp = tempfile.TemporaryDirectory()
-    phrases = make_phrases(args.phrases)
+    sentences = None
+    if args.sentences:
+        with open(args.sentences, encoding="utf-8") as f:
+            sentences = [line.strip() for line in f if len(line.split()) >= 4][:500]
+    phrases = make_phrases(args.phrases, sentences)
     phrase_file = os.path.join(tmp.name, "phrases.txt")
     empty_file = os.path.join(tmp.name, "empty.txt")
     with open(phrase_file, "w", encoding="utf-8") as f:
