@@ -13,6 +13,7 @@
 #include "cli/line_reader.h"
 #include "predict/predictor.h"
 #include "predict/scorer.h"
+#include "predict/unknown_words.h"
 #include "text/documents.h"
 #include "text/tokenizer.h"
 #include "views/records.h"
@@ -40,6 +41,7 @@ struct ScoreCommand {
   int threads = 0;
   std::optional<double> min_perplexity, max_perplexity;
   std::string document;
+  std::unique_ptr<UnknownWords> unknown_words;  // q, made at the first word outside the vocabulary
 
   void add_to(CLI::App& command) {
     model.add_to(command);
@@ -115,6 +117,7 @@ struct ScoreCommand {
     std::vector<std::vector<TokenScore>> scores;
     scorer.score(streams, scores);
     for (size_t i = 0; i < lines.size(); ++i) {
+      add_spelling(m, unknown_words, inputs[i].tokens, inputs[i].ids, scores[i]);
       const double logprob = add(m, inputs[i].ids, scores[i], tally);
       ++tally.lines;
       if (filtering()) {
@@ -132,15 +135,10 @@ struct ScoreCommand {
   void score_document(const Model& m, Scorer& scorer, Tally& tally) {
     const std::vector<Document> documents = read_documents({document}, m.config.tokenizer);
     std::vector<std::vector<int>> stream{document_stream(m, documents)};
-    // The stream's tokens as written: each non-empty document after a bos.
-    std::vector<std::string> tokens;
-    for (const Document& d : documents) {
-      if (d.empty()) continue;
-      if (m.config.has_bos()) tokens.push_back(m.config.bos_token);
-      tokens.insert(tokens.end(), d.begin(), d.end());
-    }
+    const std::vector<std::string> tokens = document_tokens(m, documents);
     std::vector<std::vector<TokenScore>> scores;
     scorer.score(stream, scores);
+    add_spelling(m, unknown_words, tokens, stream[0], scores[0]);
     add(m, stream[0], scores[0], tally);
     ++tally.lines;
     write_line(record(m, {"document", document}, tokens, stream[0], scores[0]));

@@ -24,14 +24,6 @@ constexpr size_t kPassLogits = size_t{1} << 24;
 // Ranks are counted up to this: top-5 needs no more.
 constexpr int kRankLimit = 5;
 
-// ln(e^a + e^b), exactly a when b is -infinity.
-double log_add(double a, double b) {
-  if (b == -kInfinity) return a;
-  if (a == -kInfinity) return b;
-  const double high = std::max(a, b), low = std::min(a, b);
-  return high + std::log1p(std::exp(low - high));
-}
-
 // A model token of a stream.
 struct Token {
   int id = 0;           // the model's id (unk_id for a word outside the vocabulary)
@@ -340,34 +332,6 @@ int Evaluation::mixed_rank(const float* logits, double lse, size_t target) {
 }
 
 }  // namespace
-
-UnknownWords::UnknownWords(const Model& model, const Lexicon* lexicon) {
-  if (lexicon == nullptr) return;
-  for (const LexiconEntry& entry : lexicon->entries) {
-    const int id = model.vocab.find(entry.word);
-    if ((id >= 0 && !model.is_special(id)) || entry.count < 1) continue;
-    counts_.emplace_back(entry.word, entry.count);
-    total_ += static_cast<double>(entry.count);
-  }
-  std::sort(counts_.begin(), counts_.end());
-}
-
-double UnknownWords::log_q(std::string_view word) {
-  if (spelling_ == nullptr) {
-    Spelling::Options options;
-    options.order = kOrder;
-    spelling_ = std::make_unique<Spelling>(counts_, options);
-  }
-  const double char_part = spelling_->log_prob(word);
-  if (total_ <= 0) return char_part;
-  const auto at = std::lower_bound(counts_.begin(), counts_.end(), word,
-                                   [](const std::pair<std::string, int64_t>& entry,
-                                      std::string_view w) { return entry.first < w; });
-  const int64_t count = at != counts_.end() && at->first == word ? at->second : 0;
-  const double mixed_char = std::log(1 - kLexiconWeight) + char_part;
-  if (count == 0) return mixed_char;
-  return log_add(std::log(kLexiconWeight * static_cast<double>(count) / total_), mixed_char);
-}
 
 double WikitextEvalResult::cross_entropy() const {
   return scored > 0 ? total_nats / static_cast<double>(scored) : 0;

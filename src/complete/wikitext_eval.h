@@ -13,7 +13,7 @@
 // token, with nothing before it, gets p = 1/V).
 //
 // A scored token outside the vocabulary gets ln p(unk_token | context) +
-// ln q(word), with q of UnknownWords below. With the continuous cache of
+// ln q(word), with q of UnknownWords (predict/unknown_words.h). With the continuous cache of
 // Grave, Joulin and Usunier (2017), over the scored positions already read
 // in the same document,
 //
@@ -43,44 +43,10 @@
 
 #include "model/lexicon.h"
 #include "model/model_file.h"
-#include "text/spelling.h"
+#include "predict/unknown_words.h"
 #include "text/wikitext.h"
 
 namespace nextword {
-
-// q(w) for a word outside a model's vocabulary:
-//
-//   q(w) = lambda count(w) / C + (1 - lambda) q_char(w),   lambda = 0.5
-//
-// count(w) the lexicon's count of w (0 when it has none), C the summed count
-// of the lexicon's words outside the vocabulary, q_char a Spelling of order 5
-// trained on those same (word, count) pairs. Both parts sum to at most 1
-// over the words outside the vocabulary, so q does. Without a lexicon (or
-// with none of its words outside the vocabulary) q = q_char of an untrained
-// Spelling: uniform bytes, q = 1/256 x (1/257)^length.
-class UnknownWords {
- public:
-  static constexpr double kLexiconWeight = 0.5;  // lambda
-  static constexpr int kOrder = 5;
-
-  // `lexicon` may be null. The Spelling is trained at the first log_q.
-  UnknownWords(const Model& model, const Lexicon* lexicon);
-
-  // ln q(word).
-  double log_q(std::string_view word);
-
-  bool uses_lexicon() const { return total_ > 0; }
-  // The lexicon's words outside the vocabulary, and C.
-  size_t lexicon_words() const { return counts_.size(); }
-  double lexicon_count() const { return total_; }
-  // Whether log_q has been asked, so the Spelling trained.
-  bool spelling_built() const { return spelling_ != nullptr; }
-
- private:
-  std::vector<std::pair<std::string, int64_t>> counts_;  // sorted by word
-  double total_ = 0;                                     // C
-  std::unique_ptr<Spelling> spelling_;
-};
 
 struct WikitextEvalOptions {
   bool cache = false;

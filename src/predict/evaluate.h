@@ -19,7 +19,7 @@ struct EvalResult {
   int64_t documents = 0;
   int64_t tokens = 0;        // positions scored
   int64_t unknown = 0;       // of which the target word is not in the vocabulary
-  double cross_entropy = 0;  // mean -ln p(target), nats; an unknown target scores p(unk)
+  double cross_entropy = 0;  // mean -ln p(target), nats; an unknown target scores p(unk) q(word)
   int64_t top1 = 0;          // target ranked first among the words predict can show
   int64_t top5 = 0;          // ... in the first five. An unknown target is always a miss.
 

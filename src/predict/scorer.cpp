@@ -43,6 +43,17 @@ std::vector<int> document_stream(const Model& model, const std::vector<Document>
   return stream;
 }
 
+std::vector<std::string> document_tokens(const Model& model,
+                                         const std::vector<Document>& documents) {
+  std::vector<std::string> tokens;
+  for (const Document& document : documents) {
+    if (document.empty()) continue;
+    if (model.bos_id >= 0) tokens.push_back(model.config.bos_token);
+    tokens.insert(tokens.end(), document.begin(), document.end());
+  }
+  return tokens;
+}
+
 void Scorer::score(std::span<const std::vector<int>> streams,
                    std::vector<std::vector<TokenScore>>& out,
                    const std::function<void(int64_t, int64_t)>& progress) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "model/model_file.h"
@@ -24,7 +25,7 @@ namespace nextword {
 
 struct TokenScore {
   int position = 0;    // index of the token in its stream
-  double logprob = 0;  // ln softmax(logits)[id], over the whole vocabulary
+  double logprob = 0;  // ln softmax(logits)[id], over the whole vocabulary (see add_spelling)
   int rank = 0;        // 1 + the words (not unk, not bos) ranking before id (predict/ranking.h)
 };
 
@@ -32,6 +33,9 @@ struct TokenScore {
 // document after a bos, back to back. Contexts slide over it across
 // document ends, as the training windows do.
 std::vector<int> document_stream(const Model& model, const std::vector<Document>& documents);
+// The same stream's tokens as written (bos as the model's bos token).
+std::vector<std::string> document_tokens(const Model& model,
+                                         const std::vector<Document>& documents);
 
 // Not thread-safe: it reuses its buffers from call to call.
 class Scorer {

@@ -161,6 +161,7 @@ std::vector<Answer> Worker::score(std::span<const Call* const> calls) {
   for (const Call* call : calls) {
     answers.push_back(answer_each(*call, [&](const std::string& text) {
       const Encoded& in = inputs[next];
+      add_spelling(model_, unknown_words_, in.tokens, in.ids, scores[next], lexicon_);
       return views::score_record(model_, {"text", text}, in.tokens, in.ids, scores[next++],
                                  Format::kJson);
     }));

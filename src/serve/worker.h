@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "model/model_file.h"
 #include "predict/predictor.h"
 #include "predict/scorer.h"
+#include "predict/unknown_words.h"
 #include "serve/call.h"
 
 namespace nextword::serve {
@@ -57,6 +59,7 @@ class Worker {
   const Lexicon* lexicon_;
   Predictor predictor_;
   Scorer scorer_;
+  std::unique_ptr<UnknownWords> unknown_words_;  // q, made at the first word outside the vocabulary
 };
 
 }  // namespace nextword::serve

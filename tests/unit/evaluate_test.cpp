@@ -1,7 +1,7 @@
 // Scoring a text (predict/evaluate.h): by hand on a model whose logits are
 // all equal, and against an independent computation from Predictor on a
 // random model, with contexts sliding past max_len across document ends and
-// more positions than one batch.
+// more positions than one batch; a word outside the vocabulary adds ln q.
 #include "predict/evaluate.h"
 
 #include <algorithm>
@@ -26,9 +26,11 @@ TEST_CASE("evaluate by hand: every logit 0 gives p = 1/V and ties ranked by id",
   CHECK(r.documents == 2);
   CHECK(r.tokens == 7);   // every word, no bos
   CHECK(r.unknown == 1);  // zzz
-  // Every target has p = 1/11 (an unknown one p(unk), the same).
-  CHECK(r.cross_entropy == Approx(std::log(11.0)).epsilon(1e-12));
-  CHECK(r.perplexity() == Approx(11.0).epsilon(1e-12));
+  // Every target has p = 1/11; the unknown one p(unk) q(zzz), q uniform
+  // (a model in memory has no lexicon).
+  const double ce = std::log(11.0) - testing::uniform_log_q("zzz") / 7;
+  CHECK(r.cross_entropy == Approx(ce).epsilon(1e-12));
+  CHECK(r.perplexity() == Approx(std::exp(ce)).epsilon(1e-12));
   // All tied: w2 is first, w2..w6 the first five; unk is always a miss.
   CHECK(r.top1 == 3);  // w2 three times
   CHECK(r.top5 == 5);  // w2 w3 w2 w6 w2; not w7, not unk
@@ -68,6 +70,7 @@ TEST_CASE("evaluate scores what predict says from each context", "[evaluate]") {
     for (int id = 0; id < V; ++id)
       z += std::exp(static_cast<double>(logits[static_cast<size_t>(id)]));
     ce += std::log(z) - logits[static_cast<size_t>(target)];
+    if (target == m.unk_id) ce -= testing::uniform_log_q("nope");
     ++tokens;
     unknown += target == m.unk_id;
     top1 += p.top[0].id == target;

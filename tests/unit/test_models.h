@@ -2,6 +2,7 @@
 // hand-written fruit model.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -10,6 +11,12 @@
 #include "model/model_file.h"
 
 namespace nextword::testing {
+
+// ln q(word) of UnknownWords without a lexicon (predict/unknown_words.h):
+// uniform bytes and an end, 1/256 x (1/257)^length.
+inline double uniform_log_q(const std::string& word) {
+  return -std::log(256.0) - static_cast<double>(word.size()) * std::log(257.0);
+}
 
 // data/examples/fruit, the hand-written model of the attention article
 // (data/README.md), loaded once.

@@ -20,6 +20,7 @@
 #include "test_models.h"
 
 using namespace nextword;
+using testing::uniform_log_q;
 
 namespace {
 
@@ -37,10 +38,6 @@ const char* const kFruitText =
 
 // ln q of an untrained Spelling: 1/256 for the first byte, 1/257 for each
 // other byte and for the end.
-double uniform_log_q(const std::string& word) {
-  return -std::log(256.0) - static_cast<double>(word.size()) * std::log(257.0);
-}
-
 // The first token of the window that scores target t (the header's rule).
 size_t window_start(const Model& m, size_t t) {
   const auto L = static_cast<size_t>(m.config.max_len), S = std::max<size_t>(1, L / 2);
@@ -319,29 +316,4 @@ TEST_CASE("eval --wikitext slides windows past max_len, on any thread count", "[
     }
     CHECK(results[1].total_nats != results[0].total_nats);
   }
-}
-
-TEST_CASE("UnknownWords: q's two parts, and the Spelling trained only when asked", "[wikitext]") {
-  const Model& m = testing::fruit();
-  Lexicon lexicon;
-  lexicon.entries = {{"banana", 7}, {"fig", 2}, {"kiwi", 6}};
-  UnknownWords words(m, &lexicon);
-  CHECK(words.uses_lexicon());
-  CHECK(words.lexicon_words() == 2);
-  CHECK(words.lexicon_count() == 8);
-  CHECK_FALSE(words.spelling_built());
-  const Spelling spelling({{"fig", 2}, {"kiwi", 6}}, Spelling::Options{5});
-  CHECK(words.log_q("fig") ==
-        Approx(std::log(0.5 * 2 / 8 + 0.5 * std::exp(spelling.log_prob("fig")))).epsilon(1e-12));
-  CHECK(words.spelling_built());
-  CHECK(words.log_q("plum") == Approx(std::log(0.5) + spelling.log_prob("plum")).epsilon(1e-12));
-  UnknownWords none(m, nullptr);
-  CHECK_FALSE(none.uses_lexicon());
-  CHECK(none.log_q("plum") == Approx(uniform_log_q("plum")).epsilon(1e-12));
-  // A lexicon of vocabulary words only: q_char untrained.
-  Lexicon known;
-  known.entries = {{"apple", 3}};
-  UnknownWords untrained(m, &known);
-  CHECK_FALSE(untrained.uses_lexicon());
-  CHECK(untrained.log_q("plum") == Approx(uniform_log_q("plum")).epsilon(1e-12));
 }
