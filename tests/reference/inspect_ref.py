@@ -28,6 +28,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nextword_ref  # noqa: E402
+import spelling_ref  # noqa: E402
 from nextword_ref import Model, tokenize  # noqa: E402
 
 DTYPE = torch.float64
@@ -301,11 +302,17 @@ def perplexity(logprob, n):
 
 def score_stream(model, tokens, ids, unknown, scored):
     """The record's words, logprob, perplexity and oov for positions `scored`,
-    with each word's logits kept under "_logits" (for tolerance checks)."""
+    with each word's logits kept under "_logits" (for tolerance checks). A
+    word outside the vocabulary (not the unk token itself) scores
+    ln p(unk) + ln q(word), spelling_ref's q."""
     logits = context_logits(model, ids, scored)
     words, total = [], 0.0
+    spelled = None
     for i in scored:
         lp = torch.log_softmax(logits[i], dim=-1)[ids[i]].item()
+        if unknown[i] and tokens[i] != model.config["unk_token"]:
+            spelled = spelled or spelling_ref.UnknownWords(model)
+            lp += spelled.log_q(tokens[i])
         total += lp
         words.append({"word": tokens[i], "id": ids[i], "logprob": lp,
                       "rank": rank(model, logits[i], ids[i]), "unknown": unknown[i],

@@ -117,6 +117,7 @@ def read_tensor(t):
 
 class Model:
     def __init__(self, vocab_path, weights_path):
+        self.vocab_path = vocab_path
         if weights_path.endswith(".safetensors"):
             root, tensors = read_safetensors(weights_path)
         else:
