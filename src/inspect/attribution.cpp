@@ -90,6 +90,7 @@ Attribution attribute(const Inspection& inspection, int id) {
   // Without residual connections only the last block's output reaches the end.
   const int first = c.residual || L == 0 ? 0 : L;
   if (first == 0) {
+    w.embedding_rows(&inspection.input().ids.back(), 1);
     add("embed", row_of({w.embedding, area(c.vocab_size, d)}, inspection.input().ids.back(), d));
     if (c.adds_positions()) {
       add("pos_embed", row_of(inspection.position_embedding(), last, d));

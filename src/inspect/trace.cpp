@@ -70,6 +70,7 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
   const std::string plus = c.residual ? "X + " : "";
 
   std::vector<float> E(area(T, d));
+  model.weights.embedding_rows(inspection.input().ids.data(), static_cast<size_t>(T));
   embedding_forward(E.data(), model.weights.embedding, inspection.input().ids.data(), T, d);
   add("hook_embed", {T, d}, std::move(E), "X = E[ids]");
   if (c.adds_positions()) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "math/kernels.h"
 #include "math/layers.h"
@@ -69,18 +72,75 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void stream_nn(int rows, int N, int K, 
   }
 }
 
-// One dot product of n floats, in kDotLanes lanes then a fixed order.
-NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES float dot(const float* a, const float* b, int n) {
-  float lane[kDotLanes] = {};
-  int k = 0;
-  for (; k + kDotLanes <= n; k += kDotLanes) {
-    for (int l = 0; l < kDotLanes; ++l) lane[l] += a[k + l] * b[k + l];
+// Eight floats in one vector (GCC's and Clang's vector extension, so each
+// clone below gets its own instructions: two SSE registers, one AVX one).
+using Floats8 = float __attribute__((vector_size(32)));
+using Mask8 = int32_t __attribute__((vector_size(32)));
+static_assert(kDotLanes == 16, "a dot product's lanes are two Floats8");
+
+// A vector of p[0..7] (by reference: a vector returned by value would
+// change the calling convention between the clones).
+inline void load8(Floats8& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+
+// sum += x[0..7] * y[0..7], lane by lane, and masked when `mask` is given.
+inline void add_products(Floats8& sum, const float* x, const float* y, const Mask8* mask) {
+  Floats8 u, v;
+  load8(u, x);
+  load8(v, y);
+  Floats8 p = u * v;
+  if (mask != nullptr) p = reinterpret_cast<Floats8>(reinterpret_cast<Mask8>(p) & *mask);
+  sum += p;
+}
+
+// c[j] = a . B[j] for j in [0, N), each a dot product of K floats: lane l
+// (of kDotLanes) sums the products at k = l, l + kDotLanes, ... in order, one
+// rounded multiply and one rounded add at a time, and the lanes are then
+// added halves first (lanes l and l + 8, then l and l + 4, ...). Lanes
+// 0..7 and 8..15 are two vectors. The last K mod kDotLanes products are
+// read whole and masked to +0 past K, which leaves a lane as it was (a lane
+// that starts at +0 and adds products is never -0); a row whose masked read
+// would pass the end of B sums them one at a time instead, the same sums.
+// One call a row of A, not one an element: with K as small as an adaptive
+// softmax cluster's 12, the call cost more than the sums.
+NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void dots(const float* a_row, int N, int K, const float* B,
+                                                   int ldb, float* c) {
+  // a, zero-padded to whole lanes, so its tail is read whole too.
+  thread_local std::vector<float> padded;
+  const int whole = (K + kDotLanes - 1) / kDotLanes * kDotLanes;
+  padded.assign(static_cast<size_t>(whole) + kDotLanes, 0.0f);
+  std::copy_n(a_row, K, padded.begin());
+  const float* a = padded.data();
+  const int body = K / kDotLanes * kDotLanes, tail = K - body;
+  Mask8 low_mask, high_mask;
+  for (int l = 0; l < 8; ++l) {
+    low_mask[l] = l < tail ? -1 : 0;
+    high_mask[l] = l + 8 < tail ? -1 : 0;
   }
-  for (int l = 0; k < n; ++k, ++l) lane[l] += a[k] * b[k];
-  for (int width = kDotLanes / 2; width > 0; width /= 2) {
-    for (int l = 0; l < width; ++l) lane[l] += lane[l + width];
+  // The rows whose tail read (16 floats from `body`) stays inside B.
+  const size_t end_of_B = area(N - 1, ldb) + static_cast<size_t>(K);
+  for (int j = 0; j < N; ++j) {
+    const float* row = B + area(j, ldb);
+    Floats8 low = {}, high = {};
+    for (int k = 0; k < body; k += kDotLanes) {
+      add_products(low, a + k, row + k, nullptr);
+      add_products(high, a + k + 8, row + k + 8, nullptr);
+    }
+    if (tail > 0 && area(j, ldb) + static_cast<size_t>(body + kDotLanes) <= end_of_B) {
+      add_products(low, a + body, row + body, &low_mask);
+      add_products(high, a + body + 8, row + body + 8, &high_mask);
+    } else if (tail > 0) {
+      float lane[kDotLanes];
+      std::memcpy(lane, &low, sizeof low);
+      std::memcpy(lane + 8, &high, sizeof high);
+      for (int l = 0; l < tail; ++l) lane[l] += a[body + l] * row[body + l];
+      load8(low, lane);
+      load8(high, lane + 8);
+    }
+    const Floats8 eight = low + high;
+    const float four[4] = {eight[0] + eight[4], eight[1] + eight[5], eight[2] + eight[6],
+                           eight[3] + eight[7]};
+    c[j] = (four[0] + four[2]) + (four[1] + four[3]);
   }
-  return lane[0];
 }
 
 }  // namespace
@@ -102,11 +162,7 @@ void row_product(int M, int N, int K, const float* A, int lda, const float* B, i
 
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                             float* C, int ldc) {
-  for (int i = 0; i < M; ++i) {
-    const float* a = A + area(i, lda);
-    float* c = C + area(i, ldc);
-    for (int j = 0; j < N; ++j) c[j] = dot(a, B + area(j, ldb), K);
-  }
+  for (int i = 0; i < M; ++i) dots(A + area(i, lda), N, K, B, ldb, C + area(i, ldc));
 }
 
 }  // namespace nextword

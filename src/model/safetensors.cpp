@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "model/half_float.h"
+#include "model/half_rows.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
 
@@ -127,6 +128,15 @@ Entry read_entry(const json& tensor, const TensorSpec& spec, const std::string& 
   return entry;
 }
 
+// Whether entry `e`'s rows can wait until used (model/half_rows.h): the
+// embedding in halves of a model whose prediction reads only the head's
+// rows of it and the context's words, an adaptive softmax with a tied
+// classifier.
+bool deferrable(const Config& config, const Entry& e) {
+  return e.spec->name == "embedding" && e.dtype != TensorDtype::kF32 && config.adaptive() &&
+         config.tied_classifier && e.spec->shape.size() == 2;
+}
+
 }  // namespace
 
 void check_safetensors_start(const std::string& path, std::string_view first) {
@@ -198,7 +208,8 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
                       std::to_string(data_bytes - covered) + " bytes after the last tensor");
   }
 
-  bool mappable = true;  // every tensor F32 and 4-byte aligned
+  size_t deferred = entries.size();  // the tensor whose rows are widened at first use, if any
+  bool mappable = true;              // every tensor F32 and 4-byte aligned
   std::vector<const float*> views;
   for (const Entry& e : entries) {
     const char* at = data + e.begin;
@@ -211,11 +222,25 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
     result.weights = Weights(result.config, std::move(present), views, file);
   } else {  // halves, or a writer that did not pad the header: float32 storage, filled once
     result.weights = Weights(result.config, std::move(present));
+    // Every tensor's storage first: once rows are deferred, asking for
+    // writable storage would widen them all.
+    std::vector<float*> outs;
+    for (size_t i = 0; i < entries.size(); ++i) outs.push_back(result.weights.mutable_data(i));
     for (size_t i = 0; i < entries.size(); ++i) {
       const Entry& e = entries[i];
-      float* out = result.weights.mutable_data(i);
+      float* out = outs[i];
       const auto n = static_cast<size_t>(e.spec->size());
-      if (e.dtype == TensorDtype::kF16) {
+      if (deferrable(result.config, e)) {
+        const bool bf16 = e.dtype == TensorDtype::kBF16;
+        if (!halves_finite(data + e.begin, bf16, n)) {  // the loop below names the element
+          (bf16 ? bf16_to_floats : f16_to_floats)(data + e.begin, n, out);
+          continue;
+        }
+        result.weights.defer_rows(
+            i, std::make_unique<HalfRows>(data + e.begin, bf16, e.spec->shape[0], e.spec->shape[1],
+                                          out, result.config.head_words(), file));
+        deferred = i;
+      } else if (e.dtype == TensorDtype::kF16) {
         f16_to_floats(data + e.begin, n, out);
       } else if (e.dtype == TensorDtype::kBF16) {
         bf16_to_floats(data + e.begin, n, out);
@@ -225,6 +250,7 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
     }
   }
   for (size_t i = 0; i < entries.size(); ++i) {
+    if (i == deferred) continue;  // its halves checked above
     const float* x = result.weights.data(i);
     const auto n = static_cast<size_t>(entries[i].spec->size());
     if (all_finite(x, n)) continue;

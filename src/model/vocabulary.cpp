@@ -8,15 +8,32 @@ namespace nextword {
 
 Vocabulary::Vocabulary(std::vector<std::string> words, const std::string& file)
     : words_(std::move(words)) {
-  ids_.reserve(words_.size());
+  size_t slots = 2;
+  while (slots < 2 * words_.size()) slots *= 2;
+  ids_.assign(slots, -1);
   for (size_t i = 0; i < words_.size(); ++i) {
-    auto [it, inserted] = ids_.emplace(words_[i], static_cast<int>(i));
-    if (!inserted) {
+    int& id = ids_[slot_of(words_[i])];
+    if (id >= 0) {
       throw model_error(
           file, "[" + std::to_string(i) + "]",
-          "duplicate word \"" + words_[i] + "\" (also id " + std::to_string(it->second) + ")");
+          "duplicate word \"" + words_[i] + "\" (also id " + std::to_string(id) + ")");
     }
+    id = static_cast<int>(i);
   }
+}
+
+size_t Vocabulary::slot_of(std::string_view word) const {
+  const size_t mask = ids_.size() - 1;
+  size_t slot = std::hash<std::string_view>{}(word)&mask;
+  while (ids_[slot] >= 0 && words_[static_cast<size_t>(ids_[slot])] != word) {
+    slot = (slot + 1) & mask;
+  }
+  return slot;
+}
+
+Vocabulary Vocabulary::from_words(std::vector<std::string> words, const std::string& file) {
+  if (words.empty()) throw model_error(file, "", "the vocabulary is empty");
+  return Vocabulary(std::move(words), file);
 }
 
 Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string& file) {
@@ -52,13 +69,12 @@ Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string&
   } else {
     throw model_error(file, "", "must be a JSON array of words or an object {\"word\": id}");
   }
-  if (words.empty()) throw model_error(file, "", "the vocabulary is empty");
-  return Vocabulary(std::move(words), file);
+  return from_words(std::move(words), file);
 }
 
 int Vocabulary::find(std::string_view word) const {
-  auto it = ids_.find(std::string(word));
-  return it == ids_.end() ? -1 : it->second;
+  if (ids_.empty()) return -1;
+  return ids_[slot_of(word)];
 }
 
 std::vector<int> to_ids(const std::vector<std::string>& words, const Vocabulary& vocab, int unk_id,

@@ -178,15 +178,31 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present,
   bind_views(config);
 }
 
+const float* Weights::data(size_t index) const {
+  if (deferred_ != nullptr && index == deferred_index_) deferred_->widen_all();
+  return data_[index];
+}
+
+void Weights::defer_rows(size_t index, std::unique_ptr<HalfRows> rows) {
+  deferred_ = std::move(rows);
+  deferred_index_ = index;
+}
+
+void Weights::embedding_rows(const int* ids, size_t n) const {
+  if (deferred_ != nullptr) deferred_->widen(ids, n);
+}
+
 float* Weights::mutable_data(size_t index) {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
   drop_fused();
+  if (deferred_ != nullptr) deferred_->widen_all();
   return storage_.data() + (data_[index] - storage_.data());
 }
 
 float* Weights::values() {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
   drop_fused();
+  if (deferred_ != nullptr) deferred_->widen_all();
   return storage_.data();
 }
 
@@ -226,12 +242,13 @@ void Weights::fuse_qkv(const Config& c) {
 
 const float* Weights::values() const {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
+  if (deferred_ != nullptr) deferred_->widen_all();
   return storage_.data();
 }
 
 void Weights::bind_views(const Config& config) {
   std::map<std::string, const float*> by_name;
-  for (size_t i = 0; i < tensors_.size(); ++i) by_name[tensors_[i].name] = data(i);
+  for (size_t i = 0; i < tensors_.size(); ++i) by_name[tensors_[i].name] = data_[i];
   layers.assign(static_cast<size_t>(config.n_layers), LayerWeights{});
   cluster.assign(static_cast<size_t>(config.clusters()), ClusterWeights{});
   visit_layout(config, [&](const std::string& name, const std::vector<int64_t>&, bool, TensorRole,

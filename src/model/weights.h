@@ -16,6 +16,7 @@
 
 #include "base/float_buffer.h"
 #include "model/config.h"
+#include "model/half_rows.h"
 
 namespace nextword {
 
@@ -96,8 +97,9 @@ class Weights {
           std::shared_ptr<const void> owner);
 
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
-  // The floats of tensor `index` of tensors().
-  const float* data(size_t index) const { return data_[index]; }
+  // The floats of tensor `index` of tensors(), all of them (deferred rows
+  // widened first).
+  const float* data(size_t index) const;
   // Writable, so that loaders and training can fill it; only for owned
   // storage. Handing out a writable pointer drops the fused copies (fuse_qkv),
   // which could go stale.
@@ -111,6 +113,15 @@ class Weights {
   const float* values() const;
   // False when the tensors are views of a mapped file.
   bool owns_storage() const { return owner_ == nullptr; }
+
+  // Rows of tensor `index` (owned storage) left in the file's halves until
+  // used (model/half_rows.h): safetensors.cpp defers the embedding's rows
+  // past the head on an adaptive model with a tied classifier.
+  void defer_rows(size_t index, std::unique_ptr<HalfRows> rows);
+  // Makes the embedding's rows `ids` ready to read through `embedding`;
+  // every reader of rows of `embedding` calls it first (the forward pass,
+  // the cache, trace, attribution). A no-op when nothing is deferred.
+  void embedding_rows(const int* ids, size_t n) const;
 
   // Copies each layer's W_q, W_k, W_v (and biases) side by side into
   // LayerWeights::w_qkv (b_qkv), for one QKV product instead of three. Worth
@@ -143,9 +154,11 @@ class Weights {
   int64_t parameters_ = 0;
   void drop_fused();
 
-  FloatBuffer storage_;                // owned storage, or empty
-  std::vector<float> fused_;           // the w_qkv and b_qkv of every layer
-  std::shared_ptr<const void> owner_;  // keeps mapped tensors alive
+  FloatBuffer storage_;                 // owned storage, or empty
+  std::vector<float> fused_;            // the w_qkv and b_qkv of every layer
+  std::shared_ptr<const void> owner_;   // keeps mapped tensors alive
+  std::unique_ptr<HalfRows> deferred_;  // rows of tensor deferred_index_ not yet widened
+  size_t deferred_index_ = 0;
 };
 
 // Whether n floats are all finite (no inf, no NaN). It tests the exponent

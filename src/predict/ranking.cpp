@@ -7,10 +7,25 @@ namespace nextword {
 void rank_top(const Model& model, const float* logits, int k, std::vector<int>& ids) {
   const int V = model.config.vocab_size;
   ids.clear();
+  if (k <= 0) return;
+  if (k <= kFewTop) {
+    // One pass that keeps the best k so far in order: a word that does not
+    // beat the k-th (nearly all of a large vocabulary) costs one compare.
+    for (int id = 0; id < V; ++id) {
+      if (ids.size() == static_cast<size_t>(k) && !(logits[id] > logits[ids.back()])) continue;
+      if (model.is_special(id)) continue;
+      // Ids come in increasing order, so an equal logit already kept ranks first.
+      auto at = std::upper_bound(ids.begin(), ids.end(), id,
+                                 [logits](int a, int b) { return ranks_before(logits, a, b); });
+      ids.insert(at, id);
+      if (ids.size() > static_cast<size_t>(k)) ids.pop_back();
+    }
+    return;
+  }
   for (int id = 0; id < V; ++id) {
     if (!model.is_special(id)) ids.push_back(id);
   }
-  const size_t n = std::min(ids.size(), static_cast<size_t>(std::max(k, 0)));
+  const size_t n = std::min(ids.size(), static_cast<size_t>(k));
   auto before = [logits](int a, int b) { return ranks_before(logits, a, b); };
   const auto end = ids.begin() + static_cast<std::ptrdiff_t>(n);
   if (n < ids.size()) std::nth_element(ids.begin(), end, ids.end(), before);

@@ -16,8 +16,10 @@ inline bool ranks_before(const float* logits, int a, int b) {
 }
 
 // The k best words of logits [V], best first, into `ids` (fewer when fewer
-// words are not special; none for k <= 0). Selection, then only those k
-// sorted: O(V + k log k).
+// words are not special; none for k <= 0). Up to kFewTop words, one pass
+// that keeps them in order; more, selection, then only those k sorted:
+// O(V + k log k).
+constexpr int kFewTop = 64;
 void rank_top(const Model& model, const float* logits, int k, std::vector<int>& ids);
 
 // How many words come before `target` (a special target is ranked as if it

@@ -80,6 +80,7 @@ const float* norm_forward(float* U, const float* X, const float* weight, const f
 void embed_forward(float* X, const Model& model, const int* ids, const Sequences& s) {
   const Config& c = model.config;
   const int d = c.d_model;
+  model.weights.embedding_rows(ids, static_cast<size_t>(s.N()));
   embedding_forward(X, model.weights.embedding, ids, s.N(), d);
   for (int b = 0; b < s.B; ++b) {
     float* sequence = X + area(s.starts[static_cast<size_t>(b)], d);

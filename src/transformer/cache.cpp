@@ -32,6 +32,7 @@ std::span<const float> KVCache::extend(const Model& model, std::span<const int> 
   LayerActivations& a = scratch_;
 
   // X = E[ids] + the positions first .. first+n-1
+  W.embedding_rows(ids.data(), static_cast<size_t>(n));
   embedding_forward(a.X_in.data(), W.embedding, ids.data(), n, d);
   if (c.positional == Positional::kLearned) {
     position_forward(a.X_in.data(), W.position + area(first, d), n, d);

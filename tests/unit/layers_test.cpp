@@ -1,6 +1,7 @@
 // Each formula of src/math/layers.h against values worked out by hand.
 #include "math/layers.h"
 
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "base/random.h"
 #include "base/threading.h"
+#include "math/row_products.h"
 #include "math/training_products.h"
 
 using namespace nextword;
@@ -326,6 +328,45 @@ TEST_CASE("a product row does not depend on the rows beside it", "[math]") {
     }
   }
   set_threading(Threading::kRows, 1);
+}
+
+TEST_CASE("a transposed product sums each element in 16 lanes, halves first", "[math]") {
+  // The documented order (math/row_products.h), computed here one product
+  // at a time (volatile: never fused into a multiply-add), against the
+  // kernel's vectors and masked tails: every K from 1 to 40, rows of B
+  // padded with NaN past K, and the last rows, whose tails are summed alone.
+  auto by_hand = [](const float* a, const float* b, int K) {
+    float lane[16] = {};
+    for (int k = 0; k < K; ++k) {
+      volatile float product = a[k] * b[k];
+      lane[k % 16] += product;
+    }
+    for (int width = 8; width > 0; width /= 2) {
+      for (int l = 0; l < width; ++l) lane[l] += lane[l + width];
+    }
+    return lane[0];
+  };
+  std::mt19937 rng(37);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int K = 1; K <= 40; ++K) {
+    for (const int N : {1, 2, 5, 19}) {
+      INFO("K " << K << ", N " << N);
+      const int ldb = K + 3, M = 3;
+      std::vector<float> A(area(M, K)), B(area(N, ldb), std::nanf("")), C(area(M, N));
+      for (float& x : A) x = normal(rng);
+      for (int j = 0; j < N; ++j) {
+        for (int k = 0; k < K; ++k) B[area(j, ldb) + static_cast<size_t>(k)] = normal(rng);
+      }
+      row_product_transposed(M, N, K, A.data(), K, B.data(), ldb, C.data(), N);
+      for (int i = 0; i < M; ++i) {
+        for (int j = 0; j < N; ++j) {
+          const float expected = by_hand(A.data() + area(i, K), B.data() + area(j, ldb), K);
+          REQUIRE(std::bit_cast<uint32_t>(C[area(i, N) + static_cast<size_t>(j)]) ==
+                  std::bit_cast<uint32_t>(expected));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("training's products in bf16 stay within bfloat16's rounding of float32", "[math]") {

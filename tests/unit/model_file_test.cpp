@@ -193,6 +193,33 @@ TEST_CASE("vocabulary errors", "[model]") {
   CHECK_THAT(load_error(with_bos), Catch::Contains("has no entry for bos_token \"<s>\""));
 }
 
+TEST_CASE("a vocabulary reads the same words through either reader", "[model]") {
+  // Plain strings with \" and \\ take the fast reader; \u or \n escapes,
+  // odd spacing and the object form take nlohmann's DOM: the same words.
+  TempModel m;
+  m.write("weights.json", small_weights().dump());
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {R"(["<unk>","\"","a\\b"])", {"<unk>", "\"", "a\\b"}},
+      {" [ \"<unk>\" ,\n\"\\\"\\\"\",\t\"\" ] ", {"<unk>", "\"\"", ""}},
+      {R"(["<unk>","\u00e9t\u00e9","x\ny"])", {"<unk>", "\u00e9t\u00e9", "x\ny"}},
+      {R"(["<unk>","\"","\/"])", {"<unk>", "\"", "/"}},
+      {R"({"<unk>":0,"b\"":2,"a":1})", {"<unk>", "a", "b\""}}};
+  for (const auto& [text, words] : cases) {
+    INFO(text);
+    m.write("vocab.json", text);
+    const Model loaded = load_model(ModelPaths::in_directory(m.dir.string()));
+    CHECK(loaded.vocab.words() == words);
+    for (int id = 0; id < 3; ++id) CHECK(loaded.vocab.find(words[static_cast<size_t>(id)]) == id);
+    CHECK(loaded.vocab.find("absent") == -1);
+  }
+  // Duplicates and an empty array are refused by both.
+  CHECK_THAT(load_error(small_weights(), json::parse(R"(["<unk>","\"","\""])")),
+             Catch::Contains("[2]: duplicate word \"\"\" (also id 1)"));
+  m.write("vocab.json", "[]");
+  CHECK_THAT(testing::model_error_of([&] { load_model(ModelPaths::in_directory(m.dir.string())); }),
+             Catch::Contains("vocab.json: the vocabulary is empty"));
+}
+
 TEST_CASE("files that are not JSON, empty or missing", "[model]") {
   TempModel m;
   m.write("vocab.json", "[\"<unk>\", \"a\", \"b\"]");

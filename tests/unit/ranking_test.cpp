@@ -57,7 +57,7 @@ TEST_CASE("ranking: a word's rank is its place in the full ranking", "[ranking]"
     CHECK(rank_of(m, logits.data(), all[i], 1000) == static_cast<int>(i));
     if (i > 0) CHECK(ranks_before(logits.data(), all[i - 1], all[i]));
   }
-  for (int k : {1, 5, 23, 197}) {
+  for (int k : {1, 5, 23, kFewTop, kFewTop + 1, 197}) {
     rank_top(m, logits.data(), k, top);
     CHECK(top == std::vector<int>(all.begin(), all.begin() + k));
   }
