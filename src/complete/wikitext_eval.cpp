@@ -16,7 +16,6 @@
 namespace nextword {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Tokens per forward pass, and floats of logits per pass, at most (a pass
 // holds at least one window).
 constexpr int kPassTokens = 2048;
