@@ -23,6 +23,10 @@ void bf16_to_floats(const char* bytes, size_t n, float* out) {
   for (size_t i = 0; i < n; ++i) out[i] = bf16_to_float(load(bytes, i));
 }
 
+void halves_to_floats(const char* bytes, bool bf16, size_t n, float* out) {
+  (bf16 ? bf16_to_floats : f16_to_floats)(bytes, n, out);
+}
+
 size_t floats_to_f16(const float* x, size_t n, char* bytes) {
   size_t first_inf = n;
   for (size_t i = 0; i < n; ++i) {

@@ -71,6 +71,8 @@ constexpr bool is_inf_bf16(uint16_t h) { return (h & 0x7fffu) == 0x7f80u; }
 // n little-endian halves at `bytes` (any alignment) into n floats.
 void f16_to_floats(const char* bytes, size_t n, float* out);
 void bf16_to_floats(const char* bytes, size_t n, float* out);
+// One of the two, as `bf16` says (else F16).
+void halves_to_floats(const char* bytes, bool bf16, size_t n, float* out);
 
 // n floats into n little-endian halves at `bytes`. Returns n when every value
 // fits, else the index of the first that became inf (the rest are written).

@@ -33,11 +33,7 @@ void HalfRows::widen_row(int64_t row) {
   const size_t at = static_cast<size_t>(row) * static_cast<size_t>(width_);
   const char* from = halves_ + 2 * at;
   float* to = out_ + at;
-  if (bf16_) {
-    bf16_to_floats(from, static_cast<size_t>(width_), to);
-  } else {
-    f16_to_floats(from, static_cast<size_t>(width_), to);
-  }
+  halves_to_floats(from, bf16_, static_cast<size_t>(width_), to);
   ready_[static_cast<size_t>(row)].store(true, std::memory_order_release);
 }
 

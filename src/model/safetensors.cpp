@@ -230,22 +230,17 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
       const Entry& e = entries[i];
       float* out = outs[i];
       const auto n = static_cast<size_t>(e.spec->size());
-      if (deferrable(result.config, e)) {
-        const bool bf16 = e.dtype == TensorDtype::kBF16;
-        if (!halves_finite(data + e.begin, bf16, n)) {  // the loop below names the element
-          (bf16 ? bf16_to_floats : f16_to_floats)(data + e.begin, n, out);
-          continue;
-        }
+      const bool bf16 = e.dtype == TensorDtype::kBF16;
+      // Halves that are not all finite are widened whole: the loop below names the element.
+      if (deferrable(result.config, e) && halves_finite(data + e.begin, bf16, n)) {
         result.weights.defer_rows(
             i, std::make_unique<HalfRows>(data + e.begin, bf16, e.spec->shape[0], e.spec->shape[1],
                                           out, result.config.head_words(), file));
         deferred = i;
-      } else if (e.dtype == TensorDtype::kF16) {
-        f16_to_floats(data + e.begin, n, out);
-      } else if (e.dtype == TensorDtype::kBF16) {
-        bf16_to_floats(data + e.begin, n, out);
-      } else {
+      } else if (e.dtype == TensorDtype::kF32) {
         std::memcpy(out, data + e.begin, e.end - e.begin);
+      } else {
+        halves_to_floats(data + e.begin, bf16, n, out);
       }
     }
   }
