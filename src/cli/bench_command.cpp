@@ -226,9 +226,9 @@ struct BenchCommand {
     const GenerateOptions options{.max_words = 200, .temperature = 1.0f, .seed = 1};
     std::vector<std::string> words;
     // From the bos token alone, or a lone <unk> for a model without one.
-    const std::string start = m.config.has_bos() ? "" : m.vocab.word(m.unk_id);
+    const std::string start = m.config.has_bos() ? "" : std::string(m.vocab.word(m.unk_id));
     for (const int id : generate(predictor, encode(m, start, Unknowns::kAllow), options)) {
-      words.push_back(m.vocab.word(id));
+      words.emplace_back(m.vocab.word(id));
     }
     std::string text;
     append_as_text(text, words);

@@ -50,7 +50,7 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
   const Vocabulary& vocab = model.vocab;
   for (int id = 0; id < vocab.size(); ++id) {
     if (model.is_special(id) || !has_letter_or_digit(vocab.word(id))) continue;
-    candidates_.push_back({vocab.word(id), fold_case(vocab.word(id)), id, 0});
+    candidates_.push_back({std::string(vocab.word(id)), fold_case(vocab.word(id)), id, 0});
     by_key_.emplace(candidates_.back().key, static_cast<int>(candidates_.size()) - 1);
   }
   lexicon_begin_ = static_cast<int>(candidates_.size());

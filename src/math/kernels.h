@@ -12,14 +12,8 @@
 #include <cstdint>
 #include <limits>
 
-// Element loops compiled for AVX-512, AVX2 and plain x86-64, the best the CPU
-// has picked when the program starts (layers.cpp and row_products.cpp are
-// built without fused multiply-adds, so there each gives the same bits).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NEXTWORD_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NEXTWORD_VECTOR_CLONES
-#endif
+#include "base/vector_clones.h"  // layers.cpp and row_products.cpp are built without fused
+                                 // multiply-adds, so there each clone gives the same bits
 
 namespace nextword {
 

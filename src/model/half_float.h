@@ -68,11 +68,12 @@ constexpr uint16_t float_to_bf16(float x) {
 constexpr bool is_inf_f16(uint16_t h) { return (h & 0x7fffu) == 0x7c00u; }
 constexpr bool is_inf_bf16(uint16_t h) { return (h & 0x7fffu) == 0x7f80u; }
 
-// n little-endian halves at `bytes` (any alignment) into n floats.
-void f16_to_floats(const char* bytes, size_t n, float* out);
-void bf16_to_floats(const char* bytes, size_t n, float* out);
+// n little-endian halves at `bytes` (any alignment) into n floats; returns
+// whether they are all finite (no inf, no NaN).
+bool f16_to_floats(const char* bytes, size_t n, float* out);
+bool bf16_to_floats(const char* bytes, size_t n, float* out);
 // One of the two, as `bf16` says (else F16).
-void halves_to_floats(const char* bytes, bool bf16, size_t n, float* out);
+bool halves_to_floats(const char* bytes, bool bf16, size_t n, float* out);
 
 // n floats into n little-endian halves at `bytes`. Returns n when every value
 // fits, else the index of the first that became inf (the rest are written).

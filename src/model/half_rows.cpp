@@ -3,20 +3,24 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <cmath>
 
+#include "base/error.h"
 #include "model/half_float.h"
 
 namespace nextword {
 
 HalfRows::HalfRows(const char* halves, bool bf16, int64_t rows, int64_t width, float* out,
-                   int64_t eager, std::shared_ptr<const void> owner)
+                   int64_t eager, std::shared_ptr<const void> owner, std::string file,
+                   std::string field)
     : halves_(halves),
       bf16_(bf16),
       rows_(rows),
       width_(width),
       out_(out),
       owner_(std::move(owner)),
+      file_(std::move(file)),
+      field_(std::move(field)),
       ready_(std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(rows))) {
   // The deferred rows on small pages: on a huge page the first row a phrase
   // reads would clear 2 MB around it.
@@ -33,7 +37,12 @@ void HalfRows::widen_row(int64_t row) {
   const size_t at = static_cast<size_t>(row) * static_cast<size_t>(width_);
   const char* from = halves_ + 2 * at;
   float* to = out_ + at;
-  halves_to_floats(from, bf16_, static_cast<size_t>(width_), to);
+  const auto width = static_cast<size_t>(width_);
+  if (!halves_to_floats(from, bf16_, width, to)) {  // the row stays not ready
+    size_t j = 0;
+    while (std::isfinite(to[j])) ++j;
+    throw model_error(file_, field_, "element " + std::to_string(at + j) + " is not finite");
+  }
   ready_[static_cast<size_t>(row)].store(true, std::memory_order_release);
 }
 
@@ -55,17 +64,6 @@ void HalfRows::widen_all() {
     if (!ready_[static_cast<size_t>(row)].load(std::memory_order_relaxed)) widen_row(row);
   }
   all_ready_.store(true, std::memory_order_release);
-}
-
-bool halves_finite(const char* halves, bool bf16, size_t n) {
-  const uint16_t exponent = bf16 ? 0x7f80u : 0x7c00u;
-  uint32_t inf_or_nan = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint16_t h;
-    std::memcpy(&h, halves + 2 * i, 2);
-    inf_or_nan |= static_cast<uint32_t>((h & exponent) == exponent);
-  }
-  return inf_or_nan == 0;
 }
 
 }  // namespace nextword

@@ -8,6 +8,12 @@
 // (50 MB of fresh memory, page by page). Here the head's rows are widened
 // at load and every other row when something asks for it; whole-tensor
 // readers (writers, training) ask for all of it first (Weights::data).
+//
+// A row's halves are checked finite when it is widened, not at load: the
+// check of all 25 MB cost a fifth of a one-phrase process. So a NaN or inf
+// in a row past the head is refused at the first pass that reads the row
+// (an Error naming the file, the tensor and the element, as at load), and
+// at load only when it is in the head.
 #pragma once
 
 #include <atomic>
@@ -15,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 
 namespace nextword {
 
@@ -23,12 +30,14 @@ class HalfRows {
   // `halves`: rows x width halves (bf16: BF16, else F16) inside the mapping
   // `owner` keeps alive; `out`: rows x width floats of memory nothing has
   // touched yet (so untouched rows cost nothing); rows [0, eager) are
-  // widened now.
+  // widened now. `file` and `field` name the tensor in errors.
   HalfRows(const char* halves, bool bf16, int64_t rows, int64_t width, float* out, int64_t eager,
-           std::shared_ptr<const void> owner);
+           std::shared_ptr<const void> owner, std::string file = "", std::string field = "");
 
   // Widens rows ids[0..n) that are not yet; any thread may call it at any
   // time. Ids outside [0, rows) are left to the caller's own checks.
+  // Throws model_error(file, field, "element N is not finite") for a row
+  // that is not all finite, and leaves the row unwidened.
   void widen(const int* ids, size_t n);
   void widen_all();
 
@@ -40,13 +49,10 @@ class HalfRows {
   int64_t rows_, width_;
   float* out_;
   std::shared_ptr<const void> owner_;
+  std::string file_, field_;
   std::unique_ptr<std::atomic<bool>[]> ready_;  // per row, set after its floats
   std::atomic<bool> all_ready_{false};
   std::mutex mutex_;
 };
-
-// Whether n halves are all finite (no inf, no NaN), as all_finite tests
-// floats: every value's exponent bits, no early exit.
-bool halves_finite(const char* halves, bool bf16, size_t n);
 
 }  // namespace nextword

@@ -208,8 +208,10 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
                       std::to_string(data_bytes - covered) + " bytes after the last tensor");
   }
 
-  size_t deferred = entries.size();  // the tensor whose rows are widened at first use, if any
-  bool mappable = true;              // every tensor F32 and 4-byte aligned
+  // Tensors whose values are known finite: widened halves (tested as they
+  // are widened) and the embedding whose rows are deferred (tested as each is).
+  std::vector<bool> finite(entries.size(), false);
+  bool mappable = true;  // every tensor F32 and 4-byte aligned
   std::vector<const float*> views;
   for (const Entry& e : entries) {
     const char* at = data + e.begin;
@@ -231,21 +233,21 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
       float* out = outs[i];
       const auto n = static_cast<size_t>(e.spec->size());
       const bool bf16 = e.dtype == TensorDtype::kBF16;
-      // Halves that are not all finite are widened whole: the loop below names the element.
-      if (deferrable(result.config, e) && halves_finite(data + e.begin, bf16, n)) {
+      if (deferrable(result.config, e)) {
         result.weights.defer_rows(
-            i, std::make_unique<HalfRows>(data + e.begin, bf16, e.spec->shape[0], e.spec->shape[1],
-                                          out, result.config.head_words(), file));
-        deferred = i;
+            i,
+            std::make_unique<HalfRows>(data + e.begin, bf16, e.spec->shape[0], e.spec->shape[1],
+                                       out, result.config.head_words(), file, path, e.spec->name));
+        finite[i] = true;
       } else if (e.dtype == TensorDtype::kF32) {
         std::memcpy(out, data + e.begin, e.end - e.begin);
       } else {
-        halves_to_floats(data + e.begin, bf16, n, out);
+        finite[i] = halves_to_floats(data + e.begin, bf16, n, out);
       }
     }
   }
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (i == deferred) continue;  // its halves checked above
+    if (finite[i]) continue;
     const float* x = result.weights.data(i);
     const auto n = static_cast<size_t>(entries[i].spec->size());
     if (all_finite(x, n)) continue;

@@ -6,34 +6,63 @@
 
 namespace nextword {
 
-Vocabulary::Vocabulary(std::vector<std::string> words, const std::string& file)
-    : words_(std::move(words)) {
+namespace {
+
+// The packed form of `words`.
+std::pair<std::string, std::vector<uint32_t>> packed(const std::vector<std::string>& words) {
+  std::pair<std::string, std::vector<uint32_t>> p;  // chars, ends
+  p.second.reserve(words.size());
+  for (const std::string& w : words) {
+    p.first += w;
+    p.second.push_back(static_cast<uint32_t>(p.first.size()));
+  }
+  return p;
+}
+
+}  // namespace
+
+Vocabulary::Vocabulary(const std::vector<std::string>& words, const std::string& file)
+    : Vocabulary(packed(words), file) {}
+
+Vocabulary::Vocabulary(Packed words, const std::string& file)
+    : chars_(std::move(words.first)), ends_(std::move(words.second)) {
   size_t slots = 2;
-  while (slots < 2 * words_.size()) slots *= 2;
+  while (slots < 2 * ends_.size()) slots *= 2;
   ids_.assign(slots, -1);
-  for (size_t i = 0; i < words_.size(); ++i) {
-    int& id = ids_[slot_of(words_[i])];
+  for (int i = 0; i < size(); ++i) {
+    int& id = ids_[slot_of(word(i))];
     if (id >= 0) {
       throw model_error(
           file, "[" + std::to_string(i) + "]",
-          "duplicate word \"" + words_[i] + "\" (also id " + std::to_string(id) + ")");
+          "duplicate word \"" + std::string(word(i)) + "\" (also id " + std::to_string(id) + ")");
     }
-    id = static_cast<int>(i);
+    id = i;
   }
 }
 
 size_t Vocabulary::slot_of(std::string_view word) const {
   const size_t mask = ids_.size() - 1;
   size_t slot = std::hash<std::string_view>{}(word)&mask;
-  while (ids_[slot] >= 0 && words_[static_cast<size_t>(ids_[slot])] != word) {
-    slot = (slot + 1) & mask;
-  }
+  while (ids_[slot] >= 0 && this->word(ids_[slot]) != word) slot = (slot + 1) & mask;
   return slot;
 }
 
-Vocabulary Vocabulary::from_words(std::vector<std::string> words, const std::string& file) {
+Vocabulary Vocabulary::from_words(const std::vector<std::string>& words, const std::string& file) {
   if (words.empty()) throw model_error(file, "", "the vocabulary is empty");
-  return Vocabulary(std::move(words), file);
+  return Vocabulary(words, file);
+}
+
+Vocabulary Vocabulary::from_packed(std::string chars, std::vector<uint32_t> ends,
+                                   const std::string& file) {
+  if (ends.empty()) throw model_error(file, "", "the vocabulary is empty");
+  return Vocabulary(Packed(std::move(chars), std::move(ends)), file);
+}
+
+std::vector<std::string> Vocabulary::words() const {
+  std::vector<std::string> all;
+  all.reserve(ends_.size());
+  for (int id = 0; id < size(); ++id) all.emplace_back(word(id));
+  return all;
 }
 
 Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string& file) {
@@ -69,7 +98,7 @@ Vocabulary Vocabulary::from_json(const nlohmann::json& vocab, const std::string&
   } else {
     throw model_error(file, "", "must be a JSON array of words or an object {\"word\": id}");
   }
-  return from_words(std::move(words), file);
+  return from_words(words, file);
 }
 
 int Vocabulary::find(std::string_view word) const {

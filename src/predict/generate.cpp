@@ -62,7 +62,7 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
     const int id = choose_next(model, logits, o, uniform);
     words.push_back(id);
     input.ids.push_back(id);
-    input.tokens.push_back(model.vocab.word(id));
+    input.tokens.emplace_back(model.vocab.word(id));
     if (on_word && !on_word(id)) break;
   }
   return words;

@@ -171,8 +171,9 @@ void load_teacher(Run& run) {
   }
   for (int id = 0; id < m.vocab.size(); ++id) {
     if (t.vocab.word(id) != m.vocab.word(id)) {
-      throw usage_error(at + "word " + std::to_string(id) + " is \"" + t.vocab.word(id) +
-                        "\", the text's vocabulary has \"" + m.vocab.word(id) + "\"");
+      throw usage_error(at + "word " + std::to_string(id) + " is \"" +
+                        std::string(t.vocab.word(id)) + "\", the text's vocabulary has \"" +
+                        std::string(m.vocab.word(id)) + "\"");
     }
   }
   if (t.config.max_len < m.config.max_len) {

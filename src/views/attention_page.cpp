@@ -154,7 +154,7 @@ json attention_page_data(const Model& model, const std::string& phrase, const Pr
   for (const Candidate& cand : p.top) {
     char text[32];
     std::snprintf(text, sizeof text, " %.1f%%", cand.probability * 100.0);
-    predictions.push_back({{"text", model.vocab.word(cand.id) + text},
+    predictions.push_back({{"text", std::string(model.vocab.word(cand.id)) + text},
                            {"bar", std::to_string(std::lround(cand.probability * 200.0)) + "px"}});
   }
   const Inspection inspection(model, p.input);

@@ -64,7 +64,7 @@ std::string activation_text(const Inspection& inspection, const NamedActivation&
   const auto T = static_cast<int>(tokens.size());
   if (a.axes == Axes::kVocabulary) {
     std::vector<std::string> words;
-    for (int id = 0; id < a.shape[0]; ++id) words.push_back(model.vocab.word(id));
+    for (int id = 0; id < a.shape[0]; ++id) words.emplace_back(model.vocab.word(id));
     return out + matrix_text(a.data.data(), words, 1, {});
   }
   if (a.axes == Axes::kPosition) return out + matrix_text(a.data.data(), tokens, a.shape[1], {});
@@ -148,7 +148,7 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
   for (const PositionLens& at : lens) {
     if (at.steps.empty()) continue;
     const std::vector<Candidate>& last = at.steps.back().top;
-    const std::string word = last.empty() ? "?" : model.vocab.word(last.front().id);
+    const std::string word = last.empty() ? "?" : std::string(model.vocab.word(last.front().id));
     if (!out.empty()) out += "\n";
     out += "after \"" + inspection.input().tokens[static_cast<size_t>(at.position)] +
            "\" (position " + std::to_string(at.position) + "): the lens at each step\n";
@@ -162,7 +162,7 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
                          std::string(rank_width - std::min(rank.size(), rank_width), ' ') + rank +
                          "  " + fixed(s.final_word_probability, 4) + "       ";
       for (const Candidate& c : s.top) {
-        line += model.vocab.word(c.id) + " " + fixed(c.probability, 4) + "  ";
+        line += std::string(model.vocab.word(c.id)) + " " + fixed(c.probability, 4) + "  ";
       }
       while (line.ends_with(' ')) line.pop_back();
       out += line + "\n";
@@ -210,12 +210,12 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
   std::stable_sort(parts.begin(), parts.end(), [](const LogitPart& x, const LogitPart& y) {
     return std::abs(x.value) > std::abs(y.value);
   });
-  std::string out = "logit of \"" + model.vocab.word(a.id) + "\" (id " + std::to_string(a.id) +
-                    ") after \"" + join(inspection.input().tokens) + "\": " + fixed(a.logit, 4) +
-                    " = " + fixed(sum, 4) + " (" + std::to_string(a.parts.size()) +
-                    (a.parts.size() == 1 ? " part) " : " parts) ") +
-                    (a.constant < 0 ? "- " : "+ ") + fixed(std::abs(a.constant), 4) +
-                    " (constant: " + constant_terms(model) + ")\n";
+  std::string out =
+      "logit of \"" + std::string(model.vocab.word(a.id)) + "\" (id " + std::to_string(a.id) +
+      ") after \"" + join(inspection.input().tokens) + "\": " + fixed(a.logit, 4) + " = " +
+      fixed(sum, 4) + " (" + std::to_string(a.parts.size()) +
+      (a.parts.size() == 1 ? " part) " : " parts) ") + (a.constant < 0 ? "- " : "+ ") +
+      fixed(std::abs(a.constant), 4) + " (constant: " + constant_terms(model) + ")\n";
   constexpr int kBar = 40;
   for (const LogitPart& p : parts) {
     const int n =

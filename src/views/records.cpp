@@ -72,11 +72,11 @@ std::string prediction_record(const Model& model, const std::string& phrase, con
   }
   std::string line;
   for (const Candidate& c : p.top) {
-    if (format == Format::kTsv) {
-      line += (line.empty() ? "" : "\t") + model.vocab.word(c.id) + "\t" + fixed(c.probability, 6);
-    } else {
-      line += (line.empty() ? "" : "  ") + model.vocab.word(c.id) + " " + fixed(c.probability, 4);
-    }
+    const bool tsv = format == Format::kTsv;
+    if (!line.empty()) line += tsv ? "\t" : "  ";
+    line += model.vocab.word(c.id);
+    line += tsv ? '\t' : ' ';
+    line += fixed(c.probability, tsv ? 6 : 4);
   }
   for (const std::string& why : explain) line += "\n  " + why;
   return line;
@@ -184,7 +184,7 @@ std::string completion_record(const std::string& text, const Completion& c, Form
 
 Generated generated(const Model& model, const std::string& phrase, const std::vector<int>& ids) {
   Generated g{phrase, {}, phrase};
-  for (int id : ids) g.words.push_back(model.vocab.word(id));
+  for (int id : ids) g.words.emplace_back(model.vocab.word(id));
   append_as_text(g.text, g.words);
   // A cased model writes its own capitals (and knows "U.S. Army" is no
   // sentence start); a lowercased one's text gets them back.

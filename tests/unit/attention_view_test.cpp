@@ -253,6 +253,6 @@ TEST_CASE("the HTML page: the embedded files with every view C++ computed in its
   CHECK(d["scale"][d["views"][0][0]["rows"][0][0].get<size_t>()] ==
         nlohmann::json({"#fac846", "#000", "100", "100.0%"}));  // <bos> to itself: 1
   REQUIRE(d["predictions"].size() == 3);
-  CHECK(d["predictions"][0]["text"].get<std::string>().starts_with(model.vocab.word(p.top[0].id) +
-                                                                   " "));
+  CHECK(d["predictions"][0]["text"].get<std::string>().starts_with(
+      std::string(model.vocab.word(p.top[0].id)) + " "));
 }

@@ -11,7 +11,7 @@ namespace nextword::testing {
 // The input these ids are, each token spelled as the vocabulary spells it.
 inline Encoded encoded(const Model& m, std::vector<int> ids) {
   Encoded e;
-  for (int id : ids) e.tokens.push_back(m.vocab.word(id));
+  for (int id : ids) e.tokens.emplace_back(m.vocab.word(id));
   e.ids = std::move(ids);
   return e;
 }

@@ -46,7 +46,8 @@ TEST_CASE("evaluate scores what predict says from each context", "[evaluate]") {
   std::vector<Document> documents(3);
   for (int i = 0; i < 76; ++i) {
     const int id = 2 + (i * 7 + i / 5) % 9;
-    documents[static_cast<size_t>(i % 3)].push_back(i % 17 == 4 ? "nope" : m.vocab.word(id));
+    documents[static_cast<size_t>(i % 3)].push_back(i % 17 == 4 ? "nope"
+                                                                : std::string(m.vocab.word(id)));
   }
   // The same stream, scored one context at a time with Predictor.
   std::vector<int> stream;

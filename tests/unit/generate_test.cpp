@@ -51,7 +51,7 @@ TEST_CASE("generation is greedy at temperature 0 and repeatable with a seed", "[
   for (int id : greedy) {
     CHECK(predictor.predict(growing_window(m, text), 1).top[0].id == id);
     text.ids.push_back(id);
-    text.tokens.push_back(m.vocab.word(id));
+    text.tokens.emplace_back(m.vocab.word(id));
   }
   o.temperature = 1.5f;
   o.seed = 7;
@@ -85,7 +85,7 @@ TEST_CASE("past max_len generation reads the window that moves once a sentence",
     if (start != previous_start) ++moves;
     previous_start = start;
     text.ids.push_back(id);
-    text.tokens.push_back(m.vocab.word(id));
+    text.tokens.emplace_back(m.vocab.word(id));
   }
   REQUIRE(text.ids.size() > max_len + 60);
   CHECK(moves > 0);

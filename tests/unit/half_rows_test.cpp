@@ -3,7 +3,8 @@
 // embedding's rows past the head in the file until a pass reads them, and
 // predicts the same bits as with every row widened at load; whole-tensor
 // readers see every row; threads widening the same rows agree; a NaN in a
-// deferred row is still refused at load, naming its element.
+// deferred row is refused when the row is first read (in a head row: at
+// load), naming its element.
 #include "model/half_rows.h"
 
 #include <bit>
@@ -120,29 +121,68 @@ TEST_CASE("threads widening the same rows agree", "[weights]") {
   h.widen_all();
 }
 
-TEST_CASE("halves_finite tests every value's exponent", "[weights]") {
+TEST_CASE("widening halves tells whether every value is finite", "[weights]") {
   std::vector<uint16_t> h(37, 0x3c00);
-  CHECK(halves_finite(reinterpret_cast<const char*>(h.data()), false, h.size()));
-  CHECK(halves_finite(reinterpret_cast<const char*>(h.data()), true, h.size()));
+  std::vector<float> out(h.size());
+  const char* bytes = reinterpret_cast<const char*>(h.data());
+  CHECK(f16_to_floats(bytes, h.size(), out.data()));
+  CHECK(out[36] == 1.0f);
+  CHECK(bf16_to_floats(bytes, h.size(), out.data()));
   h[36] = 0x7c00;  // F16 inf; as BF16 a finite 2^121
-  CHECK_FALSE(halves_finite(reinterpret_cast<const char*>(h.data()), false, h.size()));
-  CHECK(halves_finite(reinterpret_cast<const char*>(h.data()), true, h.size()));
+  CHECK_FALSE(f16_to_floats(bytes, h.size(), out.data()));
+  CHECK(std::isinf(out[36]));
+  CHECK(bf16_to_floats(bytes, h.size(), out.data()));
+  CHECK(out[36] == 0x1p121f);
   h[0] = 0xff81;  // a NaN in both
-  CHECK_FALSE(halves_finite(reinterpret_cast<const char*>(h.data()), true, h.size()));
-  CHECK(halves_finite(reinterpret_cast<const char*>(h.data()), false, 0));
+  CHECK_FALSE(halves_to_floats(bytes, true, h.size(), out.data()));
+  CHECK_FALSE(halves_to_floats(bytes, false, h.size(), out.data()));
+  h[0] = 0x7bff;   // F16's largest finite, 65504; as BF16 about 2.65e36
+  h[36] = 0x7f7f;  // BF16's largest finite; as F16 a NaN
+  CHECK_FALSE(f16_to_floats(bytes, h.size(), out.data()));
+  CHECK(bf16_to_floats(bytes, h.size(), out.data()));
+  CHECK(f16_to_floats(bytes, 36, out.data()));
+  CHECK(out[0] == 65504.0f);
+  CHECK(f16_to_floats(bytes, 0, out.data()));
 }
 
-TEST_CASE("a NaN in a deferred row is refused at load, naming its element", "[weights]") {
-  const Model m = testing::random_model(adaptive_config(), false, false, 7);
+namespace {
+
+// An F16 file of an adaptive tied model whose embedding element `element`
+// is a NaN.
+std::string with_nan(const Model& m, size_t element, testing::TempDir& dir) {
   std::string bytes = weights_safetensors(m.config, m.weights, TensorDtype::kF16);
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
-  // The embedding is first in the data: element 20 * d + 3 of it.
-  const size_t element = area(20, m.config.d_model) + 3;
   const uint16_t nan = 0x7e00;
-  std::memcpy(bytes.data() + 8 + n + 2 * element, &nan, 2);
+  std::memcpy(bytes.data() + 8 + n + 2 * element, &nan, 2);  // the embedding is first in the data
+  return dir.write("w.safetensors", bytes);
+}
+
+}  // namespace
+
+TEST_CASE("a NaN in a deferred row is refused when the row is read, naming its element",
+          "[weights]") {
+  const Model m = testing::random_model(adaptive_config(), false, false, 7);
+  const size_t element = area(20, m.config.d_model) + 3;
   testing::TempDir dir;
-  const std::string path = dir.write("w.safetensors", bytes);
-  const std::string message = testing::model_error_of([&] { read_weights(path); });
-  CHECK(message == path + ": embedding: element " + std::to_string(element) + " is not finite");
+  const std::string path = with_nan(m, element, dir);
+  const std::string expected =
+      path + ": embedding: element " + std::to_string(element) + " is not finite";
+  WeightsFile w = read_weights(path);  // row 20 is past the head: not read yet
+  const int fine[] = {2, 19, 21};
+  w.weights.embedding_rows(fine, 3);
+  const int bad[] = {5, 20};
+  CHECK(testing::model_error_of([&] { w.weights.embedding_rows(bad, 2); }) == expected);
+  // Still refused, and never widened: the next reader is told too.
+  CHECK(testing::model_error_of([&] { w.weights.embedding_rows(bad + 1, 1); }) == expected);
+  CHECK(testing::model_error_of([&] { (void)w.weights.data(0); }) == expected);
+}
+
+TEST_CASE("a NaN in a head row of a deferred embedding is refused at load", "[weights]") {
+  const Model m = testing::random_model(adaptive_config(), false, false, 7);
+  const size_t element = area(7, m.config.d_model) + 1;  // the head is rows 0..7
+  testing::TempDir dir;
+  const std::string path = with_nan(m, element, dir);
+  CHECK(testing::model_error_of([&] { read_weights(path); }) ==
+        path + ": embedding: element " + std::to_string(element) + " is not finite");
 }

@@ -203,6 +203,7 @@ TEST_CASE("a vocabulary reads the same words through either reader", "[model]") 
       {" [ \"<unk>\" ,\n\"\\\"\\\"\",\t\"\" ] ", {"<unk>", "\"\"", ""}},
       {R"(["<unk>","\u00e9t\u00e9","x\ny"])", {"<unk>", "\u00e9t\u00e9", "x\ny"}},
       {R"(["<unk>","\"","\/"])", {"<unk>", "\"", "/"}},
+      {"[\"<unk>\",\"\u00e9t\u00e9\",\"\x7f\"]", {"<unk>", "\u00e9t\u00e9", "\x7f"}},
       {R"({"<unk>":0,"b\"":2,"a":1})", {"<unk>", "a", "b\""}}};
   for (const auto& [text, words] : cases) {
     INFO(text);
@@ -218,6 +219,17 @@ TEST_CASE("a vocabulary reads the same words through either reader", "[model]") 
   m.write("vocab.json", "[]");
   CHECK_THAT(testing::model_error_of([&] { load_model(ModelPaths::in_directory(m.dir.string())); }),
              Catch::Contains("vocab.json: the vocabulary is empty"));
+  // What the fast reader must not take: the full readers refuse each.
+  for (const std::string bad :
+       {"[] \"a\"", "[]\"a\"", "[\"<unk>\",\"a\",\"b\"] x", "[\"<unk>\",\"a\",\"b\",]",
+        "[\"<unk>\",\"a\tb\",\"c\"]", "[\"<unk>\",\"\xff\",\"b\"]", "[\"<unk>\",1,\"b\"]",
+        "[\"<unk>\",\"a\",\"b\"", "[\"<unk>\",\"a\" \"b\"]", "[\"<unk>\",\"a\",\"b"}) {
+    INFO(bad);
+    m.write("vocab.json", bad);
+    CHECK_THAT(
+        testing::model_error_of([&] { load_model(ModelPaths::in_directory(m.dir.string())); }),
+        Catch::Contains("vocab.json: "));
+  }
 }
 
 TEST_CASE("files that are not JSON, empty or missing", "[model]") {
