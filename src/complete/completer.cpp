@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
 #include <unordered_set>
 
 #include "base/error.h"
@@ -54,6 +57,13 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
     by_key_.emplace(candidates_.back().key, static_cast<int>(candidates_.size()) - 1);
   }
   lexicon_begin_ = static_cast<int>(candidates_.size());
+  vocabulary_.resize(static_cast<size_t>(lexicon_begin_));
+  std::iota(vocabulary_.begin(), vocabulary_.end(), 0);
+  vocabulary_by_key_ = by_key(0, lexicon_begin_);
+  for (size_t j = 0; j < vocabulary_.size(); ++j) {
+    vocabulary_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_[j])].id);
+    vocabulary_key_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_by_key_[j])].id);
+  }
   if (lexicon_ != nullptr) {
     // The lexicon's words outside the vocabulary (a large lexicon, such as
     // the English model's 854,454 words, is most of the start-up).
@@ -76,10 +86,16 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
     }
   }
   lexicon_end_ = static_cast<int>(candidates_.size());
-  for (int i = lexicon_begin_; i < lexicon_end_; ++i) lexicon_by_key_.push_back(i);
-  std::sort(lexicon_by_key_.begin(), lexicon_by_key_.end(), [&](int a, int b) {
+  lexicon_by_key_ = by_key(lexicon_begin_, lexicon_end_);
+}
+
+std::vector<int> Completer::by_key(int begin, int end) const {
+  std::vector<int> order(static_cast<size_t>(end - begin));
+  std::iota(order.begin(), order.end(), begin);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
     return candidates_[static_cast<size_t>(a)].key < candidates_[static_cast<size_t>(b)].key;
   });
+  return order;
 }
 
 int Completer::candidate_for(const std::string& key, std::string_view word) {
@@ -112,28 +128,19 @@ void Completer::rank_context(std::string_view tail) {
   }
   ranked_h_.assign(hidden.begin(), hidden.end());
   // With learn, the model's distribution is flattened by its temperature
-  // before the caches are mixed in.
+  // before the caches are mixed in. The logits are kept: the keystrokes in
+  // this word rank from them, and a prefetch may reuse the predictor's.
   const double temperature = options_.learn ? options_.model_temperature : 1;
-  if (temperature != 1 && !logits.empty()) {
-    scaled_logits_.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) {
-      scaled_logits_[i] = static_cast<float>(logits[i] / temperature);
-    }
-    logits = scaled_logits_;
+  logits_.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    logits_[i] = temperature == 1 ? logits[i] : static_cast<float>(logits[i] / temperature);
   }
-  const double log_normalizer =
-      logits.empty() ? 0 : log_sum_exp(logits.data(), static_cast<int>(logits.size()));
-  const double uniform = 1.0 / model_.config.vocab_size;
-  auto p_model = [&](int id) {
-    return logits.empty()
-               ? uniform
-               : std::exp(static_cast<double>(logits[static_cast<size_t>(id)]) - log_normalizer);
-  };
-  p_unk_ = p_model(model_.unk_id);
+  log_normalizer_ =
+      logits_.empty() ? 0 : log_sum_exp(logits_.data(), static_cast<int>(logits_.size()));
+  p_unk_ = model_probability(logit(model_.unk_id));
 
   const double lambda = options_.learn ? options_.lambda : 0;
   const double mu = options_.learn ? options_.context_weight : 0;
-  const double share = model_share();
   // cache_p_ is 0 but where the caches put something: only those entries
   // are cleared and filled, not one per lexicon word.
   for (const int i : cached_) cache_p_[static_cast<size_t>(i)] = 0;
@@ -148,29 +155,21 @@ void Completer::rank_context(std::string_view tail) {
     context_cache_.add_probabilities(ranked_h_, mu, cache_p_);
     cached_.insert(cached_.end(), context_cache_.words().begin(), context_cache_.words().end());
   }
-  ranked_words_.clear();
-  auto rank = [&](int i) {
-    const Candidate& c = candidates_[static_cast<size_t>(i)];
-    const bool in_vocabulary = c.id >= 0;
-    const double model_part = share * (in_vocabulary ? p_model(c.id) : p_unk_ * c.share);
-    const double cache_part = cache_p_[static_cast<size_t>(i)];
-    ranked_words_.push_back(
-        {model_part + cache_part, i, cache_part > model_part ? Source::kHistory : Source::kModel});
-  };
-  // The vocabulary's words; the others only where a cache gives them
-  // something (a lexicon word is offered after these).
-  for (int i = 0; i < lexicon_begin_; ++i) rank(i);
   std::sort(cached_.begin(), cached_.end());
   cached_.erase(std::unique(cached_.begin(), cached_.end()), cached_.end());
-  for (const int i : cached_) {
-    if (i >= lexicon_begin_ && cache_p_[static_cast<size_t>(i)] != 0) rank(i);
-  }
-  // Only the best few are needed at a word start, the keystroke that waits
-  // for the forward pass: sort those now, the rest when a prefix reaches them.
-  sorted_ = std::min(kFirstSorted, ranked_words_.size());
-  std::partial_sort(ranked_words_.begin(),
-                    ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_),
-                    ranked_words_.end(), better);
+}
+
+double Completer::model_probability(float logit) const {
+  return logits_.empty() ? 1.0 / model_.config.vocab_size
+                         : std::exp(static_cast<double>(logit) - log_normalizer_);
+}
+
+Completer::Ranked Completer::rank(int i) const {
+  const Candidate& c = candidates_[static_cast<size_t>(i)];
+  const double model_part =
+      model_share() * (c.id >= 0 ? model_probability(logit(c.id)) : p_unk_ * c.share);
+  const double cache_part = cache_p_[static_cast<size_t>(i)];
+  return {model_part + cache_part, i, cache_part > model_part ? Source::kHistory : Source::kModel};
 }
 
 double Completer::model_share() const {
@@ -181,18 +180,89 @@ bool Completer::better(const Ranked& a, const Ranked& b) {
   return a.probability != b.probability ? a.probability > b.probability : a.candidate < b.candidate;
 }
 
-const Completer::Ranked& Completer::ranked(size_t i) {
-  if (i >= sorted_) {
-    // Eight times as many as sorted so far (better is a strict total order,
-    // so the sequence is the one a whole sort gives): a prefix that fits few
-    // of a large vocabulary's best words does not sort all of them.
-    const size_t more = std::min(ranked_words_.size(), std::max(i + 1, sorted_ * 8));
-    std::partial_sort(ranked_words_.begin() + static_cast<std::ptrdiff_t>(sorted_),
-                      ranked_words_.begin() + static_cast<std::ptrdiff_t>(more),
-                      ranked_words_.end(), better);
-    sorted_ = more;
+std::pair<std::vector<int>::const_iterator, std::vector<int>::const_iterator> Completer::fitting(
+    const std::vector<int>& by_key, const std::string& prefix_key) const {
+  const auto key = [&](int i) -> const std::string& {
+    return candidates_[static_cast<size_t>(i)].key;
+  };
+  const auto first = std::partition_point(by_key.begin(), by_key.end(),
+                                          [&](int i) { return key(i) < prefix_key; });
+  const auto last = std::partition_point(first, by_key.end(),
+                                         [&](int i) { return key(i).starts_with(prefix_key); });
+  return {first, last};
+}
+
+bool Completer::offer_ranked(const std::string& prefix_key,
+                             const std::function<bool(const Ranked&)>& offer) {
+  // The vocabulary's words that fit, and the cached words outside the
+  // vocabulary that fit (few): at a word start every vocabulary word, in
+  // the order of their ids (the logits read in order); after a prefix, those
+  // of the index by key that fit.
+  std::span<const int> words = vocabulary_, ids = vocabulary_ids_;
+  if (!prefix_key.empty()) {
+    const auto [first, last] = fitting(vocabulary_by_key_, prefix_key);
+    const auto at = static_cast<size_t>(first - vocabulary_by_key_.begin());
+    words = std::span<const int>(vocabulary_by_key_).subspan(at, static_cast<size_t>(last - first));
+    ids = std::span<const int>(vocabulary_key_ids_).subspan(at, words.size());
   }
-  return ranked_words_[i];
+  // The kFirstRanked-th best logit among those vocabulary words, by a heap
+  // of the best so far: a word below it without a cache's share has a
+  // probability of at most `bound`, so the words ranked exactly first (those
+  // at or above it, and the cached ones) are offered in the order a ranking
+  // of all would give while their probabilities exceed it. Only the
+  // probabilities of those are taken (an exp each), not of all 65,536.
+  best_logits_.clear();
+  for (const int id : ids) {
+    const float l = logit(id);
+    if (best_logits_.size() < kFirstRanked) {
+      best_logits_.push_back(l);
+      std::push_heap(best_logits_.begin(), best_logits_.end(), std::greater<>());
+    } else if (l > best_logits_.front()) {
+      std::pop_heap(best_logits_.begin(), best_logits_.end(), std::greater<>());
+      best_logits_.back() = l;
+      std::push_heap(best_logits_.begin(), best_logits_.end(), std::greater<>());
+    }
+  }
+  const bool every_word = words.size() <= kFirstRanked;
+  const float threshold =
+      every_word ? -std::numeric_limits<float>::infinity() : best_logits_.front();
+  auto first_ranked = [&](size_t j) {
+    return logit(ids[j]) >= threshold || cache_p_[static_cast<size_t>(words[j])] != 0;
+  };
+  order_.clear();
+  for (size_t j = 0; j < words.size(); ++j) {
+    if (first_ranked(j)) order_.push_back(rank(words[j]));
+  }
+  for (const int i : cached_) {
+    if (i >= lexicon_begin_ && cache_p_[static_cast<size_t>(i)] != 0 &&
+        candidates_[static_cast<size_t>(i)].key.starts_with(prefix_key)) {
+      order_.push_back(rank(i));
+    }
+  }
+  std::sort(order_.begin(), order_.end(), better);
+  // The margin covers an exp that is not exactly monotone in its last bit.
+  const double bound = every_word ? -1 : model_share() * model_probability(threshold) * (1 + 1e-12);
+  size_t next = 0;
+  for (; next < order_.size() && order_[next].probability > bound; ++next) {
+    if (offer(order_[next])) return true;
+  }
+  if (every_word) return false;
+  // Too few offered: the rest, in the same order, sorted eight times as far
+  // at each step (better is a strict total order, so the sequence is the one
+  // a whole sort gives).
+  order_.erase(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(next));
+  for (size_t j = 0; j < words.size(); ++j) {
+    if (!first_ranked(j)) order_.push_back(rank(words[j]));
+  }
+  for (size_t i = 0, sorted = 0; i < order_.size(); ++i) {
+    if (i == sorted) {
+      sorted = std::min(order_.size(), std::max(kFirstRanked, 8 * sorted));
+      std::partial_sort(order_.begin() + static_cast<std::ptrdiff_t>(i),
+                        order_.begin() + static_cast<std::ptrdiff_t>(sorted), order_.end(), better);
+    }
+    if (offer(order_[i])) return true;
+  }
+  return false;
 }
 
 void Completer::track_offered(std::string_view tail, const std::string& prefix_key) {
@@ -240,9 +310,9 @@ Completion Completer::complete(std::string_view text) {
     return out.suggestions.size() >= k;
   };
   if (k == 0) return out;
-  for (size_t i = 0; i < ranked_words_.size(); ++i) {
-    const Ranked& r = ranked(i);
-    if (offer(r.candidate, r.probability, r.source)) return out;
+  if (offer_ranked(prefix_key,
+                   [&](const Ranked& r) { return offer(r.candidate, r.probability, r.source); })) {
+    return out;
   }
   // Too few: the lexicon's words outside the vocabulary, most frequent first
   // (p(unk) * count / oov_count falls with the count).
@@ -254,13 +324,7 @@ Completion Completer::complete(std::string_view text) {
   };
   // The words whose keys start with the prefix, from the index by key, in
   // the lexicon's order; a short prefix that fits many walks the lexicon.
-  const auto by_key = [&](int i) -> const std::string& {
-    return candidates_[static_cast<size_t>(i)].key;
-  };
-  const auto first = std::partition_point(lexicon_by_key_.begin(), lexicon_by_key_.end(),
-                                          [&](int i) { return by_key(i) < prefix_key; });
-  const auto last = std::partition_point(first, lexicon_by_key_.end(),
-                                         [&](int i) { return by_key(i).starts_with(prefix_key); });
+  const auto [first, last] = fitting(lexicon_by_key_, prefix_key);
   if (last - first <= kLexiconFitting) {
     fitting_.assign(first, last);
     std::sort(fitting_.begin(), fitting_.end());

@@ -16,6 +16,7 @@
 // vocabulary; without learn, lambda = mu = 0 and T = 1).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -112,13 +113,26 @@ class Completer {
   double model_share() const;
   // Best first: the higher probability, then the lower candidate index.
   static bool better(const Ranked& a, const Ranked& b);
-  // ranked_words_[i] in that order, sorting the rest of them on first use.
-  const Ranked& ranked(size_t i);
-  // How many of ranked_words_ rank_context sorts at once.
-  static constexpr size_t kFirstSorted = 64;
+  // The ranked context's logit of vocabulary id `id` (0 for all without logits).
+  float logit(int id) const { return logits_.empty() ? 0.0f : logits_[static_cast<size_t>(id)]; }
+  // p_model of a vocabulary word with that logit.
+  double model_probability(float logit) const;
+  // Candidate i's place in the ranking of the context ranked last.
+  Ranked rank(int i) const;
+  // The part of `by_key` (candidates in the order of their keys) whose keys
+  // start with `prefix_key`.
+  std::pair<std::vector<int>::const_iterator, std::vector<int>::const_iterator> fitting(
+      const std::vector<int>& by_key, const std::string& prefix_key) const;
+  // Calls `offer` with the vocabulary's words and the cached words that fit
+  // `prefix_key`, best first, until it returns true (then true).
+  bool offer_ranked(const std::string& prefix_key, const std::function<bool(const Ranked&)>& offer);
+  // How many of the best logits offer_ranked ranks exactly before the rest.
+  static constexpr size_t kFirstRanked = 64;
   // Lexicon words fitting a prefix that are gathered by key; more walk the lexicon.
   static constexpr std::ptrdiff_t kLexiconFitting = 4096;
 
+  // Candidates [begin, end) in the order of their keys.
+  std::vector<int> by_key(int begin, int end) const;
   int candidate_for(const std::string& key, std::string_view word);
   // Ranks every candidate for `tail` (a forward pass), unless it is the
   // context ranked last.
@@ -139,9 +153,13 @@ class Completer {
   Predictor predictor_;
   std::vector<Candidate> candidates_;
   std::unordered_map<std::string, int> by_key_;  // the best candidate of each key
-  int lexicon_begin_ = 0;                        // candidates_[lexicon_begin_..] are lexicon words
-  int lexicon_end_ = 0;                          // ... up to here, most frequent first
-  std::vector<int> lexicon_by_key_;              // those candidates in order of their keys
+  // The vocabulary's candidates, candidates_[..lexicon_begin_), in their
+  // order and in the order of their keys, with their vocabulary ids.
+  std::vector<int> vocabulary_, vocabulary_ids_;
+  std::vector<int> vocabulary_by_key_, vocabulary_key_ids_;
+  int lexicon_begin_ = 0;            // candidates_[lexicon_begin_..] are lexicon words
+  int lexicon_end_ = 0;              // ... up to here, most frequent first
+  std::vector<int> lexicon_by_key_;  // those candidates in order of their keys
   WordCache cache_;
   ContextCache context_cache_;
 
@@ -149,14 +167,15 @@ class Completer {
   bool ranked_ = false;
   std::string ranked_tail_;
   double p_unk_ = 0;
-  std::vector<Ranked> ranked_words_;  // vocabulary and cached words, best first ...
-  size_t sorted_ = 0;                 // ... up to here; the rest unordered until needed
-  std::vector<double> cache_p_;       // per candidate: lambda p_cache + mu p_context
-  std::vector<int> cached_;           // the candidates cache_p_ may give more than 0
-  std::vector<int> fitting_;          // lexicon candidates that fit the prefix
-  std::vector<float> scaled_logits_;  // logits / T
-  std::vector<float> ranked_h_;       // the ranked context's vector (empty: none)
-  size_t ranked_end_ = 0;             // where that context ends in the text
+  std::vector<float> logits_;       // its logits / T (empty: a uniform p_model)
+  double log_normalizer_ = 0;       // log of the sum of their exps
+  std::vector<double> cache_p_;     // per candidate: lambda p_cache + mu p_context
+  std::vector<int> cached_;         // the candidates cache_p_ may give more than 0, ascending
+  std::vector<Ranked> order_;       // offer_ranked's candidates
+  std::vector<float> best_logits_;  // offer_ranked's heap of the best logits
+  std::vector<int> fitting_;        // lexicon candidates that fit the prefix
+  std::vector<float> ranked_h_;     // the ranked context's vector (empty: none)
+  size_t ranked_end_ = 0;           // where that context ends in the text
   bool learned_since_ranked_ = false;
 
   // Logits of contexts prefetched for the lines waiting, by context tail.

@@ -9,12 +9,15 @@
 #include <cmath>
 #include <map>
 
+#include "math/layers.h"
 #include "predict/predictor.h"
 #include "test_models.h"
 
 using namespace nextword;
 
 using testing::fruit;
+using testing::random_model;
+using testing::small_config;
 
 namespace {
 std::vector<std::string> words_of(const Completion& c) {
@@ -297,4 +300,77 @@ TEST_CASE("a copy of a completer goes on as the original does, learned words and
   }
   CHECK(copy.forward_passes() == original.forward_passes());
   CHECK(words_of(copy.complete("banana k")) == Words{"kiwi"});  // learned before the copy
+}
+
+TEST_CASE("a vocabulary larger than the words ranked first: the order of a whole ranking",
+          "[complete]") {
+  // 500 words, so that the best 64 logits are ranked first and the rest only
+  // when a list needs them; against softmax and a whole sort done here.
+  Config config = small_config();
+  config.vocab_size = 500;
+  config.max_len = 16;
+  const Model model = random_model(config, false, false, 35, 1.0f);
+  const std::string context = "w5 w17 w9 ";
+  Predictor predictor(model);
+  const std::span<const float> logits = predictor.next_logits(encode_growing(model, context));
+  const double normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+  std::vector<std::pair<double, std::string>> whole;  // (-p, word): ties by id, as the ids' words
+  for (int id = 0; id < model.vocab.size(); ++id) {
+    if (model.is_special(id)) continue;
+    whole.emplace_back(-std::exp(static_cast<double>(logits[static_cast<size_t>(id)]) - normalizer),
+                       std::string(model.vocab.word(id)));
+  }
+  std::stable_sort(whole.begin(), whole.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const std::string prefix : {"", "w", "w1", "w4", "w49"}) {
+    std::vector<std::pair<double, std::string>> fitting;
+    for (const auto& w : whole) {
+      if (w.second.starts_with(prefix)) fitting.push_back(w);
+    }
+    for (const int k : {1, 6, 64, 65, 200, 500}) {
+      CAPTURE(prefix, k);
+      Completer c(model, nullptr, {.k = k});
+      const Completion got = c.complete(context + prefix);
+      REQUIRE(got.suggestions.size() == std::min(fitting.size(), static_cast<size_t>(k)));
+      for (size_t i = 0; i < got.suggestions.size(); ++i) {
+        CHECK(got.suggestions[i].word == fitting[i].second);
+        CHECK(got.suggestions[i].probability == -fitting[i].first);
+      }
+    }
+  }
+  // With the caches: the list for a few is the head of the list for all,
+  // every word that fits is in it, best first. A tiny cache weight leaves a
+  // cached word of a low logit below words ranked after the first ones.
+  for (const double lambda : {0.03, 1e-7}) {
+    CAPTURE(lambda);
+    CompleteOptions learn{.k = 500, .learn = true, .lambda = lambda};
+    Completer all(model, nullptr, learn);
+    learn.k = 6;
+    Completer few(model, nullptr, learn);
+    // The model alone at the same temperature.
+    Completer model_only(model, nullptr,
+                         {.k = 500, .learn = true, .lambda = 0, .context_weight = 0});
+    const std::string text = "w300 w301 w302 w300 w5 w17 w9 ";
+    for (const std::string prefix : {"", "w3", "w30"}) {
+      const Completion a = all.complete(text + prefix), f = few.complete(text + prefix);
+      size_t fit = 0;
+      for (const auto& w : whole) fit += w.second.starts_with(prefix) ? 1 : 0;
+      REQUIRE(a.suggestions.size() == fit);
+      for (size_t i = 1; i < a.suggestions.size(); ++i) {
+        CHECK(a.suggestions[i - 1].probability >= a.suggestions[i].probability);
+      }
+      REQUIRE(f.suggestions.size() == 6);
+      for (size_t i = 0; i < 6; ++i) CHECK(f.suggestions[i].word == a.suggestions[i].word);
+      // w300, written twice: more than the model's share of its probability.
+      const Completion m = model_only.complete(text + prefix);
+      auto p = [](const Completion& c, const std::string& word) {
+        for (const Suggestion& s : c.suggestions) {
+          if (s.word == word) return s.probability;
+        }
+        return -1.0;
+      };
+      const double share = 1 - learn.lambda - learn.context_weight;
+      CHECK(p(a, "w300") > share * p(m, "w300") + 0.5 * learn.lambda * 2 / 7);
+    }
+  }
 }
