@@ -146,9 +146,9 @@ void Completer::rank_context(std::string_view tail) {
   for (const int i : cached_) cache_p_[static_cast<size_t>(i)] = 0;
   cache_p_.resize(candidates_.size(), 0);
   cached_.clear();
-  for (const auto& [key, entry] : cache_.entries()) {
-    const int i = by_key_.at(key);
-    cache_p_[static_cast<size_t>(i)] = lambda * cache_.probability(entry);
+  for (size_t e = 0; e < cache_.entries().size(); ++e) {
+    const int i = cache_candidates_[e];
+    cache_p_[static_cast<size_t>(i)] = lambda * cache_.probability(cache_.entries()[e]);
     cached_.push_back(i);
   }
   if (mu > 0) {
@@ -394,7 +394,9 @@ void Completer::learn_words(std::string_view text, bool sentence_start,
       context_cache_.add(context, candidate);
       context = {};
       // At a sentence start the capital is the sentence's, not the word's.
-      cache_.add(key, sentence_start ? std::string_view() : std::string_view(token));
+      const size_t entry =
+          cache_.add(key, sentence_start ? std::string_view() : std::string_view(token));
+      if (entry == cache_candidates_.size()) cache_candidates_.push_back(candidate);
       sentence_start = false;
       learned_since_ranked_ = true;
     } else {

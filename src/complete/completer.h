@@ -161,6 +161,7 @@ class Completer {
   int lexicon_end_ = 0;              // ... up to here, most frequent first
   std::vector<int> lexicon_by_key_;  // those candidates in order of their keys
   WordCache cache_;
+  std::vector<int> cache_candidates_;  // the candidate of each of its entries
   ContextCache context_cache_;
 
   // The context ranked last (none before the first call).

@@ -4,13 +4,16 @@
 
 namespace nextword {
 
-void WordCache::add(const std::string& key, std::string_view form) {
+size_t WordCache::add(const std::string& key, std::string_view form) {
   ++time_;
   total_ = total_ * decay_ + 1;
-  Entry& e = entries_[key];
+  const auto [at, added] = index_.emplace(key, entries_.size());
+  if (added) entries_.emplace_back();
+  Entry& e = entries_[at->second];
   e.weight = e.weight * std::pow(decay_, static_cast<double>(time_ - e.time)) + 1;
   e.time = time_;
   if (!form.empty()) e.form = form;
+  return at->second;
 }
 
 double WordCache::probability(const Entry& entry) const {
@@ -19,13 +22,13 @@ double WordCache::probability(const Entry& entry) const {
 }
 
 double WordCache::probability(const std::string& key) const {
-  const auto it = entries_.find(key);
-  return it == entries_.end() ? 0 : probability(it->second);
+  const auto it = index_.find(key);
+  return it == index_.end() ? 0 : probability(entries_[it->second]);
 }
 
 std::string_view WordCache::form(const std::string& key) const {
-  const auto it = entries_.find(key);
-  return it == entries_.end() ? std::string_view() : std::string_view(it->second.form);
+  const auto it = index_.find(key);
+  return it == index_.end() ? std::string_view() : std::string_view(entries_[it->second].form);
 }
 
 }  // namespace nextword

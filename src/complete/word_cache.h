@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace nextword {
 
@@ -20,7 +21,8 @@ class WordCache {
   // One use of a word. `key` is its folded form (text/words.h), `form` how
   // the writer spelled it, or empty when its case says nothing (a word at
   // the start of a sentence), which keeps the form known before.
-  void add(const std::string& key, std::string_view form);
+  // Returns the index of the word's entry: a new word's comes last.
+  size_t add(const std::string& key, std::string_view form);
 
   // p_cache(key) now; 0 for a word never used.
   double probability(const std::string& key) const;
@@ -32,7 +34,8 @@ class WordCache {
     int64_t time = 0;
     std::string form;
   };
-  const std::unordered_map<std::string, Entry>& entries() const { return entries_; }
+  // Every word used, in the order of their first uses.
+  const std::vector<Entry>& entries() const { return entries_; }
   // p_cache of an entry now.
   double probability(const Entry& entry) const;
 
@@ -40,7 +43,8 @@ class WordCache {
   double decay_;
   int64_t time_ = 0;  // words added so far
   double total_ = 0;  // sum over all uses of decay^age
-  std::unordered_map<std::string, Entry> entries_;
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, size_t> index_;  // of entries_, by key
 };
 
 }  // namespace nextword
