@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "model/half_float.h"
+#include "model/weights.h"
 
 namespace nextword {
 
@@ -39,9 +40,9 @@ void HalfRows::widen_row(int64_t row) {
   float* to = out_ + at;
   const auto width = static_cast<size_t>(width_);
   if (!halves_to_floats(from, bf16_, width, to)) {  // the row stays not ready
-    size_t j = 0;
-    while (std::isfinite(to[j])) ++j;
-    throw model_error(file_, field_, "element " + std::to_string(at + j) + " is not finite");
+    throw model_error(
+        file_, field_,
+        "element " + std::to_string(at + first_non_finite(to, width)) + " is not finite");
   }
   ready_[static_cast<size_t>(row)].store(true, std::memory_order_release);
 }

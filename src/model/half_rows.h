@@ -32,7 +32,7 @@ class HalfRows {
   // touched yet (so untouched rows cost nothing); rows [0, eager) are
   // widened now. `file` and `field` name the tensor in errors.
   HalfRows(const char* halves, bool bf16, int64_t rows, int64_t width, float* out, int64_t eager,
-           std::shared_ptr<const void> owner, std::string file = "", std::string field = "");
+           std::shared_ptr<const void> owner, std::string file, std::string field);
 
   // Widens rows ids[0..n) that are not yet; any thread may call it at any
   // time. Ids outside [0, rows) are left to the caller's own checks.

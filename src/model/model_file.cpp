@@ -23,18 +23,13 @@ using nlohmann::json;
 // nlohmann's DOM to read and to name what is wrong. The scanner, then a DOM,
 // were a fifth of a one-phrase process on a 65,536-word vocabulary; this
 // reads each byte once.
-struct PackedWords {
-  std::string chars;
-  std::vector<uint32_t> ends;
-};
-
-std::optional<PackedWords> plain_words(std::string_view text) {
+std::optional<Vocabulary::Packed> plain_words(std::string_view text) {
   const char* p = text.data();
   const char* const end = p + text.size();
   auto skip_space = [&] {
     while (p < end && json_scan::is_space(*p)) ++p;
   };
-  PackedWords words;
+  Vocabulary::Packed words;
   words.chars.reserve(text.size());
   words.ends.reserve(text.size() / 8);  // a word of 5 letters, quotes and comma
   skip_space();
@@ -77,8 +72,8 @@ std::optional<PackedWords> plain_words(std::string_view text) {
 
 Vocabulary read_vocabulary(const FileBytes& file) {
   if (file.size() == 0) throw model_error(file.path(), "", "the file is empty");
-  if (std::optional<PackedWords> words = plain_words(file.text())) {
-    return Vocabulary::from_packed(std::move(words->chars), std::move(words->ends), file.path());
+  if (std::optional<Vocabulary::Packed> words = plain_words(file.text())) {
+    return Vocabulary::from_packed(std::move(*words), file.path());
   }
   size_t offset = 0;
   if (const std::optional<json_scan::Node> skeleton = json_scan::scan(file.text(), &offset)) {

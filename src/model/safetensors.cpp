@@ -250,12 +250,9 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
     if (finite[i]) continue;
     const float* x = result.weights.data(i);
     const auto n = static_cast<size_t>(entries[i].spec->size());
-    if (all_finite(x, n)) continue;
-    for (size_t j = 0; j < n; ++j) {
-      if (!std::isfinite(x[j])) {
-        throw model_error(path, entries[i].spec->name,
-                          "element " + std::to_string(j) + " is not finite");
-      }
+    if (const size_t j = first_non_finite(x, n); j < n) {
+      throw model_error(path, entries[i].spec->name,
+                        "element " + std::to_string(j) + " is not finite");
     }
   }
   return result;

@@ -9,12 +9,12 @@ namespace nextword {
 namespace {
 
 // The packed form of `words`.
-std::pair<std::string, std::vector<uint32_t>> packed(const std::vector<std::string>& words) {
-  std::pair<std::string, std::vector<uint32_t>> p;  // chars, ends
-  p.second.reserve(words.size());
+Vocabulary::Packed packed(const std::vector<std::string>& words) {
+  Vocabulary::Packed p;
+  p.ends.reserve(words.size());
   for (const std::string& w : words) {
-    p.first += w;
-    p.second.push_back(static_cast<uint32_t>(p.first.size()));
+    p.chars += w;
+    p.ends.push_back(static_cast<uint32_t>(p.chars.size()));
   }
   return p;
 }
@@ -25,7 +25,7 @@ Vocabulary::Vocabulary(const std::vector<std::string>& words, const std::string&
     : Vocabulary(packed(words), file) {}
 
 Vocabulary::Vocabulary(Packed words, const std::string& file)
-    : chars_(std::move(words.first)), ends_(std::move(words.second)) {
+    : chars_(std::move(words.chars)), ends_(std::move(words.ends)) {
   size_t slots = 2;
   while (slots < 2 * ends_.size()) slots *= 2;
   ids_.assign(slots, -1);
@@ -52,10 +52,9 @@ Vocabulary Vocabulary::from_words(const std::vector<std::string>& words, const s
   return Vocabulary(words, file);
 }
 
-Vocabulary Vocabulary::from_packed(std::string chars, std::vector<uint32_t> ends,
-                                   const std::string& file) {
-  if (ends.empty()) throw model_error(file, "", "the vocabulary is empty");
-  return Vocabulary(Packed(std::move(chars), std::move(ends)), file);
+Vocabulary Vocabulary::from_packed(Packed words, const std::string& file) {
+  if (words.ends.empty()) throw model_error(file, "", "the vocabulary is empty");
+  return Vocabulary(std::move(words), file);
 }
 
 std::vector<std::string> Vocabulary::words() const {

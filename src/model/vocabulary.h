@@ -20,9 +20,13 @@ class Vocabulary {
   static Vocabulary from_json(const nlohmann::json& vocab, const std::string& file);
   // The words of a vocab.json, which must not be empty.
   static Vocabulary from_words(const std::vector<std::string>& words, const std::string& file);
-  // The same, packed: word i is chars[ends[i - 1], ends[i]) (from 0 for i = 0).
-  static Vocabulary from_packed(std::string chars, std::vector<uint32_t> ends,
-                                const std::string& file);
+  // Words end to end: word i is chars[ends[i - 1], ends[i]) (from 0 for i = 0).
+  struct Packed {
+    std::string chars;
+    std::vector<uint32_t> ends;
+  };
+  // The same, packed.
+  static Vocabulary from_packed(Packed words, const std::string& file);
 
   int size() const { return static_cast<int>(ends_.size()); }
   std::string_view word(int id) const {
@@ -34,7 +38,6 @@ class Vocabulary {
   std::vector<std::string> words() const;
 
  private:
-  using Packed = std::pair<std::string, std::vector<uint32_t>>;  // chars, ends
   Vocabulary(Packed words, const std::string& file);
   // Which slot of ids_ a word's id sits in, or would.
   size_t slot_of(std::string_view word) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -273,6 +274,13 @@ bool all_finite(const float* x, size_t n) {
     inf_or_nan |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
   }
   return inf_or_nan == 0;
+}
+
+size_t first_non_finite(const float* x, size_t n) {
+  if (all_finite(x, n)) return n;
+  size_t i = 0;
+  while (std::isfinite(x[i])) ++i;
+  return i;
 }
 
 }  // namespace nextword

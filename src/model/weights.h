@@ -165,5 +165,8 @@ class Weights {
 // bits of every value, with no early exit, so it runs as vector code: the
 // readers check every tensor of a file at every start.
 bool all_finite(const float* x, size_t n);
+// The index of the first of n floats that is not finite, or n: what the
+// readers name in their errors.
+size_t first_non_finite(const float* x, size_t n);
 
 }  // namespace nextword

@@ -163,12 +163,9 @@ class TensorReader {
     if (!size || !base64_decode_into(*text, reinterpret_cast<char*>(out_))) {
       throw error(".b64", "is not valid base64");
     }
-    if (all_finite(out_, count)) return;
-    for (size_t i = 0; i < count; ++i) {
-      if (!std::isfinite(out_[i])) {
-        throw error(".b64", "element " + std::to_string(i) + " is not finite (" +
-                                std::to_string(out_[i]) + ")");
-      }
+    if (const size_t i = first_non_finite(out_, count); i < count) {
+      throw error(".b64", "element " + std::to_string(i) + " is not finite (" +
+                              std::to_string(out_[i]) + ")");
     }
   }
 

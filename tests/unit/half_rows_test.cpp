@@ -103,7 +103,7 @@ TEST_CASE("threads widening the same rows agree", "[weights]") {
   for (size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<uint16_t>(0x3c00 + i % 977);
   std::vector<float> out(halves.size(), 0.0f);
   HalfRows h(reinterpret_cast<const char*>(halves.data()), false, rows, width, out.data(), 100,
-             nullptr);
+             nullptr, "weights.safetensors", "embedding");
   CHECK(out[area(99, width)] == f16_to_float(halves[area(99, width)]));
   CHECK(out[area(100, width)] == 0.0f);
   std::vector<int> ids(rows);
