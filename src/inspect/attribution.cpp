@@ -103,7 +103,7 @@ Attribution attribute(const Inspection& inspection, int id) {
     if (attention_reaches) {
       // Head i writes z_i [d_v] through rows i*d_v .. of W_o [h*d_v, d].
       const float* z = inspection.activations().layers[static_cast<size_t>(l) - 1].heads.data() +
-                       area(last, c.n_heads * c.d_v);
+                       area(last, c.heads_width());
       for (int i = 0; i < c.n_heads; ++i) {
         std::vector<double> p(static_cast<size_t>(d), 0.0);
         for (int k = 0; k < c.d_v; ++k) {

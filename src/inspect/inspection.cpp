@@ -34,7 +34,7 @@ std::vector<float> Inspection::attention_out(int l) const {
   const LayerWeights& w = model_.weights.layers[static_cast<size_t>(l)];
   std::vector<float> O(area(length(), c.d_model));
   matmul_forward(O.data(), a_.layers[static_cast<size_t>(l)].heads.data(), w.w_o, w.b_o, length(),
-                 c.n_heads * c.d_v, c.d_model);
+                 c.heads_width(), c.d_model);
   return O;
 }
 

@@ -29,13 +29,13 @@ std::vector<float> projection(const float* in, const float* W, const float* b, i
 // S_i = Q_i K_i^T * s per head, -inf where a causal model masks (key after
 // query): [h, T, T], what the softmax rows of A are taken of.
 std::vector<float> attention_scores(const Config& c, const std::vector<float>& QKV, int T) {
-  const int qk = c.n_heads * c.d_k, ld = 2 * qk + c.d_v * c.n_heads;
+  const int ld = c.qkv_width();
   std::vector<float> S(static_cast<size_t>(c.n_heads) * area(T, T));
   for (int i = 0; i < c.n_heads; ++i) {
     for (int q = 0; q < T; ++q) {
       for (int k = 0; k < T; ++k) {
         const float* Q = QKV.data() + area(q, ld) + i * c.d_k;
-        const float* K = QKV.data() + area(k, ld) + qk + i * c.d_k;
+        const float* K = QKV.data() + area(k, ld) + c.q_width() + (i / c.kv_group()) * c.d_k;
         double dot = 0;
         for (int j = 0; j < c.d_k; ++j) dot += static_cast<double>(Q[j]) * K[j];
         S[static_cast<size_t>(i) * area(T, T) + area(q, T) + static_cast<size_t>(k)] =
@@ -78,7 +78,8 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
         c.positional == Positional::kLearned ? "P[0..T-1], added to X"
                                              : "the sinusoids, added to X");
   }
-  const int qk = h * c.d_k, ld = 2 * qk + h * c.d_v;
+  // K and V have kv heads of their own (fewer than h with grouped-query attention).
+  const int q = c.q_width(), k = c.k_width(), kv = c.kv_heads(), ld = c.qkv_width();
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerActivations& layer = a.layers[static_cast<size_t>(l)];
     const std::string block = "blocks." + std::to_string(l) + ".";
@@ -92,21 +93,21 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
       // Q and K as the projections made them; QKV holds them turned.
       const LayerWeights& w = model.weights.layers[static_cast<size_t>(l)];
       const float* in = norm ? layer.U1.data() : layer.X_in.data();
-      add(block + "attn.hook_q", {T, h, c.d_k}, projection(in, w.w_q, w.b_q, T, d, qk),
+      add(block + "attn.hook_q", {T, h, c.d_k}, projection(in, w.w_q, w.b_q, T, d, q),
           "Q = " + U + " W_q + b_q");
-      add(block + "attn.hook_k", {T, h, c.d_k}, projection(in, w.w_k, w.b_k, T, d, qk),
+      add(block + "attn.hook_k", {T, kv, c.d_k}, projection(in, w.w_k, w.b_k, T, d, k),
           "K = " + U + " W_k + b_k");
-      add(block + "attn.hook_rot_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, qk),
+      add(block + "attn.hook_rot_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, q),
           "Q with each pair of a head's columns turned by position p times its frequency");
-      add(block + "attn.hook_rot_k", {T, h, c.d_k}, columns(layer.QKV, T, ld, qk, qk),
+      add(block + "attn.hook_rot_k", {T, kv, c.d_k}, columns(layer.QKV, T, ld, q, k),
           "K with each pair of a head's columns turned by position p times its frequency");
     } else {
-      add(block + "attn.hook_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, qk),
+      add(block + "attn.hook_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, q),
           "Q = " + U + " W_q + b_q");
-      add(block + "attn.hook_k", {T, h, c.d_k}, columns(layer.QKV, T, ld, qk, qk),
+      add(block + "attn.hook_k", {T, kv, c.d_k}, columns(layer.QKV, T, ld, q, k),
           "K = " + U + " W_k + b_k");
     }
-    add(block + "attn.hook_v", {T, h, c.d_v}, columns(layer.QKV, T, ld, 2 * qk, h * c.d_v),
+    add(block + "attn.hook_v", {T, kv, c.d_v}, columns(layer.QKV, T, ld, q + k, c.v_width()),
         "V = " + U + " W_v + b_v");
     add(block + "attn.hook_attn_scores", {h, T, T}, attention_scores(c, layer.QKV, T),
         std::string("Q_i K_i^T * s, s = ") + (c.scale == Scale::kSqrtDk ? "1/sqrt(d_k)" : "1") +

@@ -209,10 +209,12 @@ NEXTWORD_VECTOR_CLONES double softmax_forward(float* row, int n) {
 }
 
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
-                       int T, int n_heads, int d_k, int d_v, float scale, bool causal,
-                       const float* mask, float* A_dropped, int ld_qkv) {
-  const int v_width = n_heads * d_v;
-  const int qk_ld = ld_qkv > 0 ? ld_qkv : n_heads * d_k, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
+                       int T, int n_heads, int n_kv_heads, int d_k, int d_v, float scale,
+                       bool causal, const float* mask, float* A_dropped, int ld_qkv) {
+  const int v_width = n_heads * d_v, group = n_heads / n_kv_heads;
+  const int q_ld = ld_qkv > 0 ? ld_qkv : n_heads * d_k;
+  const int k_ld = ld_qkv > 0 ? ld_qkv : n_kv_heads * d_k;
+  const int v_ld = ld_qkv > 0 ? ld_qkv : n_kv_heads * d_v;
   const auto TT = static_cast<size_t>(T) * static_cast<size_t>(T);
   // Under Threading::kRows (results) the products of math/row_products.h, so
   // that query q's row is the same bits whatever the other queries and
@@ -220,15 +222,17 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
   const bool rows = fixed_row_blocks();
   for (int i = 0; i < n_heads; ++i) {
     float* A_i = A + static_cast<size_t>(i) * TT;
-    const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
-    const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
+    const auto q_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+    const auto k_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_k);
+    const auto v_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_v);
+    const auto head_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
     // A_i = Q_i K_i^T * scale
     if (rows) {
-      row_product_transposed(T, T, d_k, Q + qk_column, qk_ld, K + qk_column, qk_ld, A_i, T);
+      row_product_transposed(T, T, d_k, Q + q_column, q_ld, K + k_column, k_ld, A_i, T);
       for (size_t j = 0; j < TT; ++j) A_i[j] *= scale;
     } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + qk_column, qk_ld,
-                  K + qk_column, qk_ld, 0.0f, A_i, T);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + q_column, q_ld,
+                  K + k_column, k_ld, 0.0f, A_i, T);
     }
     for (int q = 0; q < T; ++q) {
       float* row = A_i + static_cast<size_t>(q) * static_cast<size_t>(T);
@@ -250,29 +254,31 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
     }
     // head_i = A_i V_i, into its columns of the concatenation
     if (rows) {
-      row_product(T, d_v, T, A_used, T, V + v_column, v_ld, heads + v_column, v_width);
+      row_product(T, d_v, T, A_used, T, V + v_column, v_ld, heads + head_column, v_width);
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
-                  V + v_column, v_ld, 0.0f, heads + v_column, v_width);
+                  V + v_column, v_ld, 0.0f, heads + head_column, v_width);
     }
   }
 }
 
 void attention_extend(float* heads, const float* Q, int ld_q, const float* K, int ld_k,
-                      const float* V, int ld_v, int first, int n, int n_heads, int d_k, int d_v,
-                      float scale, float* scores) {
-  const int v_width = n_heads * d_v;
+                      const float* V, int ld_v, int first, int n, int n_heads, int n_kv_heads,
+                      int d_k, int d_v, float scale, float* scores) {
+  const int v_width = n_heads * d_v, group = n_heads / n_kv_heads;
   for (int r = 0; r < n; ++r) {
     const int keys = first + r + 1;
     for (int i = 0; i < n_heads; ++i) {
-      const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
-      const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
-      row_product_transposed(1, keys, d_k, Q + area(r, ld_q) + qk_column, ld_q, K + qk_column, ld_k,
+      const auto q_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+      const auto k_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_k);
+      const auto v_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_v);
+      row_product_transposed(1, keys, d_k, Q + area(r, ld_q) + q_column, ld_q, K + k_column, ld_k,
                              scores, keys);
       for (int k = 0; k < keys; ++k) scores[k] *= scale;
       softmax_forward(scores, keys);
       row_product(1, d_v, keys, scores, keys, V + v_column, ld_v,
-                  heads + area(r, v_width) + v_column, v_width);
+                  heads + area(r, v_width) + static_cast<size_t>(i) * static_cast<size_t>(d_v),
+                  v_width);
     }
   }
 }

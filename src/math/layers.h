@@ -65,21 +65,25 @@ double softmax_forward(float* row, int n);
 // ln sum_j e^x[j], what softmax_forward returns, without touching x.
 double log_sum_exp(const float* x, int n);
 
-// Scaled dot-product attention for every head (h heads, row-major):
-//   Q[T, h*d_k], K[T, h*d_k], V[T, h*d_v]
+// Scaled dot-product attention for every head (h heads, row-major), query
+// head i reading key/value head i / (h / kv) (grouped-query attention when
+// kv < h):
+//   Q[T, h*d_k], K[T, kv*d_k], V[T, kv*d_v]
 //   A[h, T, T]: A_i = softmax_rows(Q_i K_i^T * scale + M), M = -inf above
-//               the diagonal when causal
+//               the diagonal when causal (K_i, V_i: those of kv head i / (h / kv))
 //   heads[T, h*d_v]: head_i = A_i V_i, written to columns i*d_v.. (the concat)
 // With a dropout `mask` [h, T, T] (training), heads are (A * mask) V and
 // A_dropped receives A * mask; A itself stays the softmax output.
 // With ld_qkv > 0, rows of Q, K and V are ld_qkv floats apart: they are
 // column blocks of one [T, ld_qkv] matrix, the output of the fused QKV product.
 void attention_forward(float* heads, float* A, const float* Q, const float* K, const float* V,
-                       int T, int n_heads, int d_k, int d_v, float scale, bool causal,
-                       const float* mask = nullptr, float* A_dropped = nullptr, int ld_qkv = 0);
+                       int T, int n_heads, int n_kv_heads, int d_k, int d_v, float scale,
+                       bool causal, const float* mask = nullptr, float* A_dropped = nullptr,
+                       int ld_qkv = 0);
 
 // Causal attention of n new queries against a cache of keys and values
-// (h heads): query r is at position first + r and sees keys 0 .. first + r.
+// (h query heads, kv key/value heads, as in attention_forward): query r is
+// at position first + r and sees keys 0 .. first + r.
 //   Q[n, ld_q], K[first + n, ld_kv_k], V[first + n, ld_kv_v] (Q and K turned
 //   by rotary positions already, when the model has them)
 //   heads[n, h*d_v]: head_i of each query, written to columns i*d_v..
@@ -88,8 +92,8 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
 // math/row_products.h, the softmax of the keys up to the query. `scores` is
 // scratch of first + n floats.
 void attention_extend(float* heads, const float* Q, int ld_q, const float* K, int ld_k,
-                      const float* V, int ld_v, int first, int n, int n_heads, int d_k, int d_v,
-                      float scale, float* scores);
+                      const float* V, int ld_v, int first, int n, int n_heads, int n_kv_heads,
+                      int d_k, int d_v, float scale, float* scores);
 
 // x[n] = gelu(x), the tanh approximation used by GPT-2
 void gelu_forward(float* x, size_t n);
@@ -173,13 +177,14 @@ void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, 
 void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, const float* U,
                      size_t n);
 
-// Through attention_forward for one window (h heads). dQ, dK, dV are written,
-// not added to. dS is scratch of [T, T]. `mask` and A_dropped are those of the
+// Through attention_forward for one window (h query heads, kv key/value
+// heads). dQ, dK, dV are written, not added to; a kv head's dK and dV sum
+// over the query heads that read it. dS is scratch of [T, T]. `mask` and A_dropped are those of the
 // forward pass (both null without dropout); ld_qkv is as there.
 void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
                         const float* A, const float* mask, const float* A_dropped, const float* Q,
-                        const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
-                        float scale, int ld_qkv = 0);
+                        const float* K, const float* V, int T, int n_heads, int n_kv_heads, int d_k,
+                        int d_v, float scale, int ld_qkv = 0);
 
 // dx[n] = dy[n] * act'(x[n]), x the input of the activation (in place on dy allowed)
 void gelu_backward(float* dx, const float* x, const float* dy, size_t n);

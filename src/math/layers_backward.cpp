@@ -136,21 +136,27 @@ void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, cons
 
 void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float* d_heads,
                         const float* A, const float* mask, const float* A_dropped, const float* Q,
-                        const float* K, const float* V, int T, int n_heads, int d_k, int d_v,
-                        float scale, int ld_qkv) {
-  const int qk_width = n_heads * d_k, v_width = n_heads * d_v;
-  const int qk_ld = ld_qkv > 0 ? ld_qkv : qk_width, v_ld = ld_qkv > 0 ? ld_qkv : v_width;
+                        const float* K, const float* V, int T, int n_heads, int n_kv_heads, int d_k,
+                        int d_v, float scale, int ld_qkv) {
+  const int q_width = n_heads * d_k, heads_width = n_heads * d_v, group = n_heads / n_kv_heads;
+  const int k_width = n_kv_heads * d_k, v_width = n_kv_heads * d_v;
+  const int q_ld = ld_qkv > 0 ? ld_qkv : q_width, k_ld = ld_qkv > 0 ? ld_qkv : k_width;
+  const int v_ld = ld_qkv > 0 ? ld_qkv : v_width;
   const size_t TT = area(T, T);
   for (int i = 0; i < n_heads; ++i) {
     const float* A_i = A + static_cast<size_t>(i) * TT;
     const float* A_used = mask != nullptr ? A_dropped + static_cast<size_t>(i) * TT : A_i;
-    const auto qk_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
-    const auto v_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
+    const auto q_column = static_cast<size_t>(i) * static_cast<size_t>(d_k);
+    const auto k_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_k);
+    const auto v_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_v);
+    const auto head_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
+    // The group's first query head writes its kv head's dK and dV, the others add to them.
+    const float kv_beta = i % group == 0 ? 0.0f : 1.0f;
     // head_i = A_i V_i:  dA_i = dhead_i V_i^T;  dV_i = A_i^T dhead_i
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_v, 1.0f, d_heads + v_column,
-                v_width, V + v_column, v_ld, 0.0f, dS, T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_v, 1.0f, d_heads + head_column,
+                heads_width, V + v_column, v_ld, 0.0f, dS, T);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
-                d_heads + v_column, v_width, 0.0f, dV + v_column, v_width);
+                d_heads + head_column, heads_width, kv_beta, dV + v_column, v_width);
     if (mask != nullptr) dropout_backward(dS, mask + static_cast<size_t>(i) * TT, TT);
     // A = softmax(S) by rows: dS = A * (dA - sum_k A dA), times the scale of S = Q K^T * scale.
     // Masked entries have A = 0, so they get no gradient.
@@ -162,10 +168,10 @@ void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float*
       for (int k = 0; k < T; ++k) ds[k] = a[k] * (ds[k] - static_cast<float>(dot)) * scale;
     }
     // S_i = Q_i K_i^T:  dQ_i = dS K_i;  dK_i = dS^T Q_i
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, K + qk_column,
-                qk_ld, 0.0f, dQ + qk_column, qk_width);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, Q + qk_column,
-                qk_ld, 0.0f, dK + qk_column, qk_width);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, K + k_column,
+                k_ld, 0.0f, dQ + q_column, q_width);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d_k, T, 1.0f, dS, T, Q + q_column, q_ld,
+                kv_beta, dK + k_column, k_width);
   }
 }
 

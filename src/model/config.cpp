@@ -165,6 +165,14 @@ Config parse_config(const json& object, const std::string& file) {
   const int* attention_default = c.n_layers == 0 ? &unused : nullptr;
   const int64_t min_attention = c.n_layers == 0 ? 0 : 1;
   c.n_heads = in.integer("n_heads", min_attention, kMaxDimension, attention_default);
+  // Grouped-query attention: n_heads / n_kv_heads query heads share each
+  // key/value head; without the field every head has its own.
+  const int same = 0;
+  c.n_kv_heads = in.integer("n_kv_heads", min_attention, kMaxDimension, &same);
+  if (c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads != 0) {
+    throw in.error("n_kv_heads", "must divide n_heads = " + std::to_string(c.n_heads) + ", got " +
+                                     std::to_string(c.n_kv_heads));
+  }
   c.d_k = in.integer("d_k", min_attention, kMaxDimension, attention_default);
   c.d_v = in.integer("d_v", min_attention, kMaxDimension, attention_default);
   // BLAS takes int sizes; keep every derived width well inside them.
@@ -255,13 +263,15 @@ nlohmann::ordered_json config_to_json(const Config& c) {
   nlohmann::ordered_json j = {{"vocab_size", c.vocab_size},
                               {"d_model", c.d_model},
                               {"n_layers", c.n_layers},
-                              {"n_heads", c.n_heads},
-                              {"d_k", c.d_k},
-                              {"d_v", c.d_v},
-                              {"d_ff", c.d_ff},
-                              {"activation", to_string(c.activation)},
-                              {"max_len", c.max_len},
-                              {"positional", to_string(c.positional)}};
+                              {"n_heads", c.n_heads}};
+  // Only with grouped-query attention, so that other models' files stay as they were.
+  if (c.kv_heads() != c.n_heads) j["n_kv_heads"] = c.n_kv_heads;
+  j["d_k"] = c.d_k;
+  j["d_v"] = c.d_v;
+  j["d_ff"] = c.d_ff;
+  j["activation"] = to_string(c.activation);
+  j["max_len"] = c.max_len;
+  j["positional"] = to_string(c.positional);
   // Only with rotary positions, so that other models' files stay as they were.
   if (c.positional == Positional::kRope) j["rope_theta"] = c.rope_theta;
   j["norm"] = to_string(c.norm);

@@ -23,6 +23,7 @@ struct Config {
   int d_model = 0;
   int n_layers = 0;
   int n_heads = 0;
+  int n_kv_heads = 0;                         // key/value heads dividing n_heads; 0: n_heads
   int d_k = 0;                                // per head
   int d_v = 0;                                // per head
   int d_ff = 0;                               // 0: no feedforward block
@@ -46,6 +47,17 @@ struct Config {
   std::string bos_token;  // empty: no beginning-of-sequence token
 
   bool has_bos() const { return !bos_token.empty(); }
+  // Widths of attention's columns: the queries (h * d_k), the keys (kv * d_k)
+  // and values (kv * d_v) of the kv heads, the heads' concatenation
+  // (h * d_v), and one row of [Q | K | V]. Query head i reads kv head
+  // i / kv_group().
+  int kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int kv_group() const { return n_heads / kv_heads(); }
+  int q_width() const { return n_heads * d_k; }
+  int k_width() const { return kv_heads() * d_k; }
+  int v_width() const { return kv_heads() * d_v; }
+  int heads_width() const { return n_heads * d_v; }
+  int qkv_width() const { return q_width() + k_width() + v_width(); }
   bool gated() const { return activation == Activation::kSwiglu; }
   // Positions are added to the embeddings (learned, sinusoidal), not turned
   // into Q and K (rope) or absent.

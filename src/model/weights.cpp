@@ -37,7 +37,7 @@ template <typename Add>
 void visit_layout(const Config& c, Add add) {
   using enum TensorRole;
   const int64_t d = c.d_model, V = c.vocab_size;
-  const int64_t qk = int64_t{c.n_heads} * c.d_k, v = int64_t{c.n_heads} * c.d_v;
+  const int64_t q = c.q_width(), k = c.k_width(), v = c.v_width(), heads = c.heads_width();
   const bool norm = c.norm != Norm::kNone, norm_bias = c.norm_has_bias();
   add("embedding", {V, d}, false, kMatrix, View{&Weights::embedding});
   if (c.positional == Positional::kLearned) {
@@ -51,12 +51,12 @@ void visit_layout(const Config& c, Add add) {
     };
     if (norm) layer("norm1.weight", {d}, kGain, &LayerWeights::norm1_weight);
     if (norm_bias) layer("norm1.bias", {d}, kBias, &LayerWeights::norm1_bias);
-    layer("attn.w_q", {d, qk}, kMatrix, &LayerWeights::w_q);
-    layer("attn.w_k", {d, qk}, kMatrix, &LayerWeights::w_k);
+    layer("attn.w_q", {d, q}, kMatrix, &LayerWeights::w_q);
+    layer("attn.w_k", {d, k}, kMatrix, &LayerWeights::w_k);
     layer("attn.w_v", {d, v}, kMatrix, &LayerWeights::w_v);
-    layer("attn.w_o", {v, d}, kResidualProjection, &LayerWeights::w_o);
-    layer("attn.b_q", {qk}, kBias, &LayerWeights::b_q, true);
-    layer("attn.b_k", {qk}, kBias, &LayerWeights::b_k, true);
+    layer("attn.w_o", {heads, d}, kResidualProjection, &LayerWeights::w_o);
+    layer("attn.b_q", {q}, kBias, &LayerWeights::b_q, true);
+    layer("attn.b_k", {k}, kBias, &LayerWeights::b_k, true);
     layer("attn.b_v", {v}, kBias, &LayerWeights::b_v, true);
     layer("attn.b_o", {d}, kBias, &LayerWeights::b_o, true);
     if (c.d_ff > 0) {
@@ -215,15 +215,15 @@ void Weights::drop_fused() {
 
 void Weights::fuse_qkv(const Config& c) {
   const auto d = static_cast<size_t>(c.d_model);
-  const auto qk = static_cast<size_t>(c.n_heads) * static_cast<size_t>(c.d_k);
-  const auto v = static_cast<size_t>(c.n_heads) * static_cast<size_t>(c.d_v);
-  const size_t width = 2 * qk + v;
+  const auto q = static_cast<size_t>(c.q_width()), k = static_cast<size_t>(c.k_width());
+  const auto v = static_cast<size_t>(c.v_width());
+  const size_t width = q + k + v;
   fused_.assign(layers.size() * (d + 1) * width, 0.0f);
   float* out = fused_.data();
   for (LayerWeights& layer : layers) {
     const float* parts[] = {layer.w_q, layer.w_k, layer.w_v};
     const float* biases[] = {layer.b_q, layer.b_k, layer.b_v};
-    const size_t widths[] = {qk, qk, v};
+    const size_t widths[] = {q, k, v};
     float* w = out;
     float* b = out + d * width;
     size_t column = 0;

@@ -56,12 +56,12 @@ struct LayerWeights {
   const float* norm1_weight = nullptr;  // [d]     (layernorm and rmsnorm)
   const float* norm1_bias = nullptr;    // [d]     (layernorm only)
   const float* w_q = nullptr;           // [d, h*d_k]
-  const float* w_k = nullptr;           // [d, h*d_k]
-  const float* w_v = nullptr;           // [d, h*d_v]
+  const float* w_k = nullptr;           // [d, kv*d_k]  (kv = Config::kv_heads())
+  const float* w_v = nullptr;           // [d, kv*d_v]
   const float* w_o = nullptr;           // [h*d_v, d]
   const float* b_q = nullptr;           // [h*d_k]  optional
-  const float* b_k = nullptr;           // [h*d_k]  optional
-  const float* b_v = nullptr;           // [h*d_v]  optional
+  const float* b_k = nullptr;           // [kv*d_k] optional
+  const float* b_v = nullptr;           // [kv*d_v] optional
   const float* b_o = nullptr;           // [d]      optional
   const float* norm2_weight = nullptr;  // [d]     (a norm and d_ff > 0)
   const float* norm2_bias = nullptr;    // [d]     (layernorm and d_ff > 0)
@@ -73,8 +73,8 @@ struct LayerWeights {
   const float* b_out = nullptr;         // [d]     optional
   // Derived, not in the file: [W_q | W_k | W_v] side by side, so that one
   // product gives Q, K and V (Weights::fuse_qkv); null when not fused.
-  const float* w_qkv = nullptr;  // [d, 2*h*d_k + h*d_v]
-  const float* b_qkv = nullptr;  // [2*h*d_k + h*d_v]  null without attention biases
+  const float* w_qkv = nullptr;  // [d, Config::qkv_width()]
+  const float* b_qkv = nullptr;  // [Config::qkv_width()]  null without attention biases
 };
 
 // One cluster of the adaptive softmax (Config::adaptive): its words' logits

@@ -26,14 +26,14 @@ void norm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_o
 
 // Rotary positions on one sequence's Q and K (rows ld floats apart), or
 // backward on d loss / d them; nothing without rope.
-void rope_qk(float* Q, float* K, int T, int ld, const Config& c, bool backward) {
+void rope_qk(float* Q, int ld_q, float* K, int ld_k, int T, const Config& c, bool backward) {
   if (c.positional != Positional::kRope) return;
-  for (float* x : {Q, K}) {
-    if (backward) {
-      rope_backward(x, T, ld, c.n_heads, c.d_k, c.rope_theta);
-    } else {
-      rope_forward(x, T, ld, c.n_heads, c.d_k, c.rope_theta);
-    }
+  if (backward) {
+    rope_backward(Q, T, ld_q, c.n_heads, c.d_k, c.rope_theta);
+    rope_backward(K, T, ld_k, c.kv_heads(), c.d_k, c.rope_theta);
+  } else {
+    rope_forward(Q, T, ld_q, c.n_heads, c.d_k, c.rope_theta);
+    rope_forward(K, T, ld_k, c.kv_heads(), c.d_k, c.rope_theta);
   }
 }
 
@@ -103,26 +103,27 @@ void embed_backward(const Gradients& G, const Model& model, const float* dX, con
 }
 
 void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights& w, int N) {
-  const int d = c.d_model, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v, ld = 2 * qk + v;
+  const int d = c.d_model, q = c.q_width(), k = c.k_width(), ld = c.qkv_width();
   if (N == 0) return;  // no rows: QKV may be an empty buffer's null, with no columns to offset
   if (w.w_qkv != nullptr) {
     matmul_forward(QKV, U, w.w_qkv, w.b_qkv, N, d, ld);
   } else {
-    matmul_forward(QKV, U, w.w_q, w.b_q, N, d, qk, ld);
-    matmul_forward(QKV + qk, U, w.w_k, w.b_k, N, d, qk, ld);
-    matmul_forward(QKV + 2 * qk, U, w.w_v, w.b_v, N, d, v, ld);
+    matmul_forward(QKV, U, w.w_q, w.b_q, N, d, q, ld);
+    matmul_forward(QKV + q, U, w.w_k, w.b_k, N, d, k, ld);
+    matmul_forward(QKV + q + k, U, w.w_v, w.b_v, N, d, c.v_width(), ld);
   }
 }
 
 void attention_block_forward(const Config& c, const LayerWeights& w, int l, const Sequences& s,
                              LayerActivations& a, float* A, float* O, const Dropout& dropout) {
-  const int N = s.N(), d = c.d_model, h = c.n_heads, qk = h * c.d_k, v = h * c.d_v;
+  const int N = s.N(), d = c.d_model, h = c.n_heads, q = c.q_width(), k = c.k_width();
+  const int heads = c.heads_width();
   const bool drop = dropout.p > 0.0f;
   // [Q | K | V] = U [W_q | W_k | W_v] + b, U = norm1(X_in): one product with
   // the fused weights when they are there (Weights::fuse_qkv), else three
   // into the same columns.
   const float* U = norm_forward(a.U1.data(), a.X_in.data(), w.norm1_weight, w.norm1_bias, c, N);
-  const int ld = 2 * qk + v;
+  const int ld = c.qkv_width();
   float* Q = a.QKV.data();
   qkv_forward(Q, U, c, w, N);
   if (drop) dropout_mask(a.A_mask.data(), a.A_mask.size(), dropout.p, site_seed(dropout, l, 1));
@@ -135,14 +136,14 @@ void attention_block_forward(const Config& c, const LayerWeights& w, int l, cons
     const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
     const size_t at = s.A_starts[static_cast<size_t>(b)];
     float* Q_b = Q + row * static_cast<size_t>(ld);
-    rope_qk(Q_b, Q_b + qk, s.length(b), ld, c, false);
-    attention_forward(a.heads.data() + row * v, A + at, Q_b, Q_b + qk, Q_b + 2 * qk, s.length(b), h,
-                      c.d_k, c.d_v, c.attention_scale(), c.causal,
+    rope_qk(Q_b, ld, Q_b + q, ld, s.length(b), c, false);
+    attention_forward(a.heads.data() + row * heads, A + at, Q_b, Q_b + q, Q_b + q + k, s.length(b),
+                      h, c.kv_heads(), c.d_k, c.d_v, c.attention_scale(), c.causal,
                       drop ? a.A_mask.data() + at : nullptr,
                       drop ? a.A_dropped.data() + at : nullptr, ld);
   }
   // O = drop(heads W_o + b_o); X_mid = X_in + O
-  matmul_forward(O, a.heads.data(), w.w_o, w.b_o, N, v, d);
+  matmul_forward(O, a.heads.data(), w.w_o, w.b_o, N, heads, d);
   if (drop) {
     dropout_mask(a.O_mask.data(), area(N, d), dropout.p, site_seed(dropout, l, 2));
     dropout_forward(O, a.O_mask.data(), area(N, d));
@@ -154,38 +155,38 @@ void attention_block_backward(const Config& c, const LayerWeights& w, const Grad
                               const Sequences& s, const LayerActivations& a, const float* A,
                               float dropout, GradState& g) {
   const int B = s.B, T = s.T, N = s.N(), d = c.d_model, h = c.n_heads;
-  const int qk = h * c.d_k, v = h * c.d_v;
+  const int q = c.q_width(), k = c.k_width(), v = c.v_width(), heads = c.heads_width();
   const bool drop = dropout > 0.0f;
   // X_mid = X_in + O, O = drop(heads W_o + b_o)
   residual_or_copy_backward(g, c);
   if (drop) dropout_backward(g.dO.data(), a.O_mask.data(), g.dO.size());
-  zero(g.dheads, area(N, v));
+  zero(g.dheads, area(N, heads));
   matmul_backward(g.dheads.data(), G.of(w.w_o), G.of(w.b_o), g.dO.data(), a.heads.data(), w.w_o, N,
-                  v, d);
+                  heads, d);
   // head_i = A_i V_i, A_i = softmax(Q_i K_i^T * scale), per window
-  g.dQ.resize(area(N, qk));
-  g.dK.resize(area(N, qk));
+  g.dQ.resize(area(N, q));
+  g.dK.resize(area(N, k));
   g.dV.resize(area(N, v));
   g.dS.resize(static_cast<size_t>(B) * area(T, T));
   const size_t attention = static_cast<size_t>(h) * area(T, T);
-  const auto ld = static_cast<size_t>(2 * qk + v);  // the rows of [Q | K | V]
+  const auto ld = static_cast<size_t>(c.qkv_width());  // the rows of [Q | K | V]
 #pragma omp parallel for schedule(static) if (B > 1 && area(N, T) >= kParallelAttention)
   for (int b = 0; b < B; ++b) {
     const size_t row = area(b * T, 1), at = static_cast<size_t>(b) * attention;
     const float* Q_b = a.QKV.data() + row * ld;
-    attention_backward(g.dQ.data() + row * qk, g.dK.data() + row * qk, g.dV.data() + row * v,
-                       g.dS.data() + static_cast<size_t>(b) * area(T, T), g.dheads.data() + row * v,
-                       A + at, drop ? a.A_mask.data() + at : nullptr,
-                       drop ? a.A_dropped.data() + at : nullptr, Q_b, Q_b + qk, Q_b + 2 * qk, T, h,
-                       c.d_k, c.d_v, c.attention_scale(), static_cast<int>(ld));
+    attention_backward(g.dQ.data() + row * q, g.dK.data() + row * k, g.dV.data() + row * v,
+                       g.dS.data() + static_cast<size_t>(b) * area(T, T),
+                       g.dheads.data() + row * heads, A + at, drop ? a.A_mask.data() + at : nullptr,
+                       drop ? a.A_dropped.data() + at : nullptr, Q_b, Q_b + q, Q_b + q + k, T, h,
+                       c.kv_heads(), c.d_k, c.d_v, c.attention_scale(), static_cast<int>(ld));
     // d loss / d Q and K before rotary positions turned them
-    rope_qk(g.dQ.data() + row * qk, g.dK.data() + row * qk, T, qk, c, true);
+    rope_qk(g.dQ.data() + row * q, q, g.dK.data() + row * k, k, T, c, true);
   }
   // Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v, U = norm1(X_in)
   const float* U = c.norm != Norm::kNone ? a.U1.data() : a.X_in.data();
   zero(g.dU, area(N, d));
-  matmul_backward(g.dU.data(), G.of(w.w_q), G.of(w.b_q), g.dQ.data(), U, w.w_q, N, d, qk);
-  matmul_backward(g.dU.data(), G.of(w.w_k), G.of(w.b_k), g.dK.data(), U, w.w_k, N, d, qk);
+  matmul_backward(g.dU.data(), G.of(w.w_q), G.of(w.b_q), g.dQ.data(), U, w.w_q, N, d, q);
+  matmul_backward(g.dU.data(), G.of(w.w_k), G.of(w.b_k), g.dK.data(), U, w.w_k, N, d, k);
   matmul_backward(g.dU.data(), G.of(w.w_v), G.of(w.b_v), g.dV.data(), U, w.w_v, N, d, v);
   norm_backward(g.dX_in.data(), G.of(w.norm1_weight), G.of(w.norm1_bias), g.dU.data(),
                 a.X_in.data(), w.norm1_weight, c, N);

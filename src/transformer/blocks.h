@@ -29,8 +29,8 @@ struct GradState {
   std::vector<float> dO;       // [N, d]       d loss / d a block's output (before the residual)
   std::vector<float> dU;       // [N, d]       through a norm
   std::vector<float> dQ;       // [N, h*d_k]
-  std::vector<float> dK;       // [N, h*d_k]
-  std::vector<float> dV;       // [N, h*d_v]
+  std::vector<float> dK;       // [N, kv*d_k]  (kv = Config::kv_heads())
+  std::vector<float> dV;       // [N, kv*d_v]
   std::vector<float> dheads;   // [N, h*d_v]
   std::vector<float> dH;       // [N, d_ff]
   std::vector<float> dG;       // [N, d_ff]    through the gate (swiglu)
@@ -83,7 +83,7 @@ void logits_forward(float* logits, float* Z, const Model& model, int R);
 void logits_backward(float* dX, float* dZ, const Gradients& G, const Model& model,
                      const Activations& a, GradState& g);
 
-// [Q | K | V] [N, 2*h*d_k + h*d_v] = U [W_q | W_k | W_v] + b: one product
+// [Q | K | V] [N, Config::qkv_width()] = U [W_q | W_k | W_v] + b: one product
 // with the fused weights when they are there (Weights::fuse_qkv), else three
 // into the same columns. Rotary positions are not applied here.
 void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights& w, int N);

@@ -18,12 +18,12 @@ std::span<const float> KVCache::extend(const Model& model, std::span<const int> 
   if (!extendable(model) || n < 1 || first + n > c.max_len) {
     throw std::logic_error("KVCache::extend: not a causal model, or past max_len");
   }
-  const int d = c.d_model, L = c.n_layers, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
-  const int ld = 2 * qk + v;
+  const int d = c.d_model, L = c.n_layers, q = c.q_width(), k = c.k_width(), v = c.v_width();
+  const int ld = c.qkv_width();
   K_.resize(static_cast<size_t>(L));
   V_.resize(static_cast<size_t>(L));
   for (int l = 0; l < L; ++l) {
-    K_[static_cast<size_t>(l)].resize(area(c.max_len, qk));
+    K_[static_cast<size_t>(l)].resize(area(c.max_len, k));
     V_[static_cast<size_t>(l)].resize(area(c.max_len, v));
   }
   reserve_layer(scratch_, c, n, 0, false);
@@ -48,17 +48,17 @@ std::span<const float> KVCache::extend(const Model& model, std::span<const int> 
     qkv_forward(Q, U, c, w, n);
     if (c.positional == Positional::kRope) {
       rope_forward(Q, n, ld, c.n_heads, c.d_k, c.rope_theta, first);
-      rope_forward(Q + qk, n, ld, c.n_heads, c.d_k, c.rope_theta, first);
+      rope_forward(Q + q, n, ld, c.kv_heads(), c.d_k, c.rope_theta, first);
     }
     for (int r = 0; r < n; ++r) {
       const float* row = Q + area(r, ld);
-      std::copy_n(row + qk, qk, K + area(first + r, qk));
-      std::copy_n(row + 2 * qk, v, V + area(first + r, v));
+      std::copy_n(row + q, k, K + area(first + r, k));
+      std::copy_n(row + q + k, v, V + area(first + r, v));
     }
-    attention_extend(a.heads.data(), Q, ld, K, qk, V, v, first, n, c.n_heads, c.d_k, c.d_v,
-                     c.attention_scale(), scores_.data());
+    attention_extend(a.heads.data(), Q, ld, K, k, V, v, first, n, c.n_heads, c.kv_heads(), c.d_k,
+                     c.d_v, c.attention_scale(), scores_.data());
     // X_mid = X_in + heads W_o + b_o, then the feed-forward block back into X_in.
-    matmul_forward(branch_.data(), a.heads.data(), w.w_o, w.b_o, n, v, d);
+    matmul_forward(branch_.data(), a.heads.data(), w.w_o, w.b_o, n, c.heads_width(), d);
     residual_or_copy(a.X_mid.data(), a.X_in.data(), branch_.data(), area(n, d), c);
     ffn_block_forward(c, w, l, n, a, branch_.data(), a.X_in.data(), Dropout{});
   }

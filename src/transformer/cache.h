@@ -34,7 +34,7 @@ class KVCache {
 
  private:
   std::vector<int> ids_;
-  std::vector<std::vector<float>> K_, V_;  // [L][max_len, h*d_k], [L][max_len, h*d_v]
+  std::vector<std::vector<float>> K_, V_;  // [L][max_len, kv*d_k], [L][max_len, kv*d_v]
   LayerActivations scratch_;               // the new rows' buffers, layer after layer
   std::vector<float> branch_, Z_, logits_, scores_;
 };

@@ -49,7 +49,8 @@ struct Dropout {
 struct LayerActivations {
   std::vector<float> X_in;   // [N, d]        the residual stream entering the layer
   std::vector<float> U1;     // [N, d]        norm1(X_in)
-  std::vector<float> QKV;    // [N, 2*h*d_k + h*d_v]  [Q | K | V] = U1 [W_q | W_k | W_v] + b,
+  std::vector<float> QKV;    // [N, Config::qkv_width()]  [Q | K | V] =
+                             //   U1 [W_q | W_k | W_v] + b,
                              //   Q and K then turned by rotary positions (rope only)
   std::vector<float> heads;  // [N, h*d_v]    concat(head_0 .. head_{h-1})
   std::vector<float> X_mid;  // [N, d]        the residual stream after attention

@@ -27,12 +27,12 @@ std::span<const int> windows(int B, int T) {
 // Sizes one layer's buffers for N tokens: with_masks for a training pass
 // with dropout.
 void reserve_layer(LayerActivations& a, const Config& c, int N, size_t attention, bool with_masks) {
-  const int d = c.d_model, qk = c.n_heads * c.d_k, v = c.n_heads * c.d_v;
+  const int d = c.d_model;
   const bool norm = c.norm != Norm::kNone, ffn = c.d_ff > 0;
   fit(a.X_in, area(N, d));
   fit(a.U1, norm ? area(N, d) : 0);
-  fit(a.QKV, area(N, 2 * qk + v));
-  fit(a.heads, area(N, v));
+  fit(a.QKV, area(N, c.qkv_width()));
+  fit(a.heads, area(N, c.heads_width()));
   fit(a.X_mid, area(N, d));
   fit(a.U2, norm && ffn ? area(N, d) : 0);
   fit(a.H_pre, area(N, c.d_ff));
@@ -71,8 +71,8 @@ double classifier_flops(const Config& c) {
 }  // namespace
 
 double forward_flops(const Config& c, std::span<const int> lengths) {
-  const double d = c.d_model, qk = double{1} * c.n_heads * c.d_k, v = double{1} * c.n_heads * c.d_v;
-  const double per_token = 2 * d * (2 * qk + v) + 2 * v * d + (c.gated() ? 6 : 4) * d * c.d_ff;
+  const double d = c.d_model, qk = c.q_width(), v = c.heads_width();
+  const double per_token = 2 * d * c.qkv_width() + 2 * v * d + (c.gated() ? 6 : 4) * d * c.d_ff;
   double flops = 0;
   for (int T : lengths) {
     const double squared = double{1} * T * T;

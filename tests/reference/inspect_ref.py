@@ -160,18 +160,21 @@ def run(model, ids):
         if normed:
             u = acts[n + "ln1.hook_normalized"] = norm_of(model, x, p + "norm1")
         q = acts[n + "attn.hook_q"] = linear(u, p + "attn.w_q", p + "attn.b_q").reshape(T, h, dk)
-        k = acts[n + "attn.hook_k"] = linear(u, p + "attn.w_k", p + "attn.b_k").reshape(T, h, dk)
+        kv = c.get("n_kv_heads") or h  # key/value heads (fewer with grouped-query attention)
+        k = acts[n + "attn.hook_k"] = linear(u, p + "attn.w_k", p + "attn.b_k").reshape(T, kv, dk)
         if c["positional"] == "rope":
             q = acts[n + "attn.hook_rot_q"] = rotary(model, q)
             k = acts[n + "attn.hook_rot_k"] = rotary(model, k)
-        v = acts[n + "attn.hook_v"] = linear(u, p + "attn.w_v", p + "attn.b_v").reshape(T, h, dv)
-        scores = torch.einsum("qhe,khe->hqk", q, k) * s
+        v = acts[n + "attn.hook_v"] = linear(u, p + "attn.w_v", p + "attn.b_v").reshape(T, kv, dv)
+        # Query head i reads kv head i // (h // kv).
+        k_of_head, v_of_head = (x.repeat_interleave(h // kv, dim=1) for x in (k, v))
+        scores = torch.einsum("qhe,khe->hqk", q, k_of_head) * s
         if c["causal"]:
             future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
             scores = scores.masked_fill(future, float("-inf"))
         acts[n + "attn.hook_attn_scores"] = scores
         pattern = acts[n + "attn.hook_pattern"] = torch.softmax(scores, dim=-1)
-        z = acts[n + "attn.hook_z"] = torch.einsum("hqk,khe->qhe", pattern, v)
+        z = acts[n + "attn.hook_z"] = torch.einsum("hqk,khe->qhe", pattern, v_of_head)
         attn_out = acts[n + "hook_attn_out"] = linear(z.reshape(T, h * dv), p + "attn.w_o",
                                                       p + "attn.b_o")
         mid = acts[n + "hook_resid_mid"] = x + attn_out if c["residual"] else attn_out

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 CONFIG_DEFAULTS = {
-    "n_heads": 0, "d_k": 0, "d_v": 0, "d_ff": 0, "activation": "gelu",
+    "n_heads": 0, "n_kv_heads": None, "d_k": 0, "d_v": 0, "d_ff": 0, "activation": "gelu",
     "positional": "none", "rope_theta": 10000.0, "norm": "none", "norm_eps": 1e-5, "residual": True,
     "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
     "tokenizer": {}, "unk_token": "<unk>", "bos_token": None,
@@ -178,7 +178,8 @@ class Model:
         c = self.config
         if c["positional"] != "rope":
             return x
-        T, h, dk = x.shape[-2], c["n_heads"], c["d_k"]
+        T, dk = x.shape[-2], c["d_k"]
+        h = x.shape[-1] // dk  # n_heads for Q, the kv heads for K
         i = torch.arange(dk // 2, dtype=DTYPE)
         angle = torch.arange(T, dtype=DTYPE)[:, None] * torch.pow(
             torch.tensor(float(c["rope_theta"]), dtype=DTYPE), -2.0 * i / dk)[None, :]
@@ -243,13 +244,15 @@ class Model:
             K = self.rope(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
             V = self.linear(U, p + "attn.w_v", p + "attn.b_v")
             heads, layer = [], []
+            group = h // (c["n_kv_heads"] or h)  # query heads per key/value head
             for i in range(h):
-                S = Q[:, i * dk:(i + 1) * dk] @ K[:, i * dk:(i + 1) * dk].T * s
+                g = i // group
+                S = Q[:, i * dk:(i + 1) * dk] @ K[:, g * dk:(g + 1) * dk].T * s
                 if c["causal"]:
                     S = S.masked_fill(mask, float("-inf"))
                 A = torch.softmax(S, dim=-1)
                 layer.append(A)
-                heads.append(A @ V[:, i * dv:(i + 1) * dv])
+                heads.append(A @ V[:, g * dv:(g + 1) * dv])
             attention.append(layer)
             O = self.linear(torch.cat(heads, dim=1), p + "attn.w_o", p + "attn.b_o")
             X = self.feedforward(X + O if c["residual"] else O, p)
@@ -320,8 +323,10 @@ class Model:
             Q = self.rope(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
             K = self.rope(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
             Q = Q.view(B, T, h, dk).transpose(1, 2)
-            K = K.view(B, T, h, dk).transpose(1, 2)
-            V = self.linear(U, p + "attn.w_v", p + "attn.b_v").view(B, T, h, dv).transpose(1, 2)
+            kv = c["n_kv_heads"] or h
+            K = K.view(B, T, kv, dk).transpose(1, 2).repeat_interleave(h // kv, dim=1)
+            V = self.linear(U, p + "attn.w_v", p + "attn.b_v").view(B, T, kv, dv).transpose(1, 2)
+            V = V.repeat_interleave(h // kv, dim=1)
             A = torch.softmax((Q @ K.transpose(2, 3) * s).masked_fill(mask, float("-inf")), dim=-1)
             heads = (A @ V).transpose(1, 2).reshape(B, T, h * dv)
             O = self.linear(heads, p + "attn.w_o", p + "attn.b_o")

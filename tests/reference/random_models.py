@@ -39,7 +39,8 @@ def f32(x):
 
 def tensor_shapes(c):
     d, V, h = c["d_model"], c["vocab_size"], c["n_heads"]
-    qk, v = h * c["d_k"], h * c["d_v"]
+    kv = c.get("n_kv_heads", h)  # key/value heads (grouped-query attention)
+    qk, k, v, heads = h * c["d_k"], kv * c["d_k"], kv * c["d_v"], h * c["d_v"]
     shapes = {"embedding": [V, d]}
     if c["positional"] == "learned":
         shapes["position"] = [c["max_len"], d]
@@ -50,9 +51,9 @@ def tensor_shapes(c):
             shapes[p + "norm1.weight"] = [d]
         if c["norm"] == "layernorm":
             shapes[p + "norm1.bias"] = [d]
-        shapes.update({p + "attn.w_q": [d, qk], p + "attn.w_k": [d, qk],
-                       p + "attn.w_v": [d, v], p + "attn.w_o": [v, d]})
-        for name, shape in (("b_q", [qk]), ("b_k", [qk]), ("b_v", [v]), ("b_o", [d])):
+        shapes.update({p + "attn.w_q": [d, qk], p + "attn.w_k": [d, k],
+                       p + "attn.w_v": [d, v], p + "attn.w_o": [heads, d]})
+        for name, shape in (("b_q", [qk]), ("b_k", [k]), ("b_v", [v]), ("b_o", [d])):
             shapes[p + "attn." + name] = shape
             optional.add(p + "attn." + name)
         if c["d_ff"] > 0:
@@ -89,11 +90,12 @@ def tensor_shapes(c):
     return shapes, optional
 
 
-def random_model(seed, modern=False, adaptive=False):
+def random_model(seed, modern=False, adaptive=False, grouped=False):
     """(config, tensors {name: (shape, flat values)}, words, phrases) for a seed;
     modern: the options of MODERN_FLAGS (rope, rmsnorm, swiglu, optional
     feed-forward biases) are drawn too; adaptive: an adaptive softmax of one
-    to three clusters."""
+    to three clusters; grouped: grouped-query attention, 2 to 6 query heads
+    sharing fewer key/value heads (issue 36)."""
     rng = random.Random(seed)
     n_layers = seed % 4
     words = ["<unk>"] + rng.sample(WORDS, rng.randint(10, len(WORDS)))
@@ -125,6 +127,11 @@ def random_model(seed, modern=False, adaptive=False):
             if extra.random() < 0.5:
                 c["rope_theta"] = extra.choice([10.0, 100.0, 500000.0])
         c["_modern"] = True
+    if grouped and n_layers > 0:
+        extra = random.Random(seed * 7919 + 5)
+        c["n_heads"] = extra.choice([2, 4, 6])
+        c["n_kv_heads"] = extra.choice([kv for kv in (1, 2, 3) if c["n_heads"] % kv == 0 and
+                                        kv < c["n_heads"]])
     if adaptive:
         extra = random.Random(seed * 15485863 + 29)
         n = extra.randint(1, min(3, len(words) - 1))
@@ -193,7 +200,10 @@ def write_model(directory, seed, config, tensors, words):
 
 def describe(config):
     c = config
-    parts = ["L%d" % c["n_layers"], "h%d" % c["n_heads"], "dk%d" % c["d_k"], "dv%d" % c["d_v"],
+    parts = ["L%d" % c["n_layers"], "h%d" % c["n_heads"]]
+    if "n_kv_heads" in c:
+        parts.append("kv%d" % c["n_kv_heads"])
+    parts += ["dk%d" % c["d_k"], "dv%d" % c["d_v"],
              "ff%d%s" % (c["d_ff"], c["activation"][0] if c["d_ff"] else ""), c["positional"][:4],
              c["norm"][:4], "res" if c["residual"] else "nores",
              "causal" if c["causal"] else "bidir", "s" + c["scale"][:4],

@@ -59,6 +59,14 @@ std::vector<Case> cases() {
         c.activation = Activation::kSwiglu;
       },
       true, 0.2f);
+  // Grouped-query attention: 4 query heads on 2 key/value heads, with rotary
+  // positions (which turn K's 2 heads) and biases.
+  add(
+      "grouped-query attention",
+      [](Config& c) {
+        c.n_heads = 4, c.n_kv_heads = 2, c.d_k = 4, c.positional = Positional::kRope;
+      },
+      true, 0.2f);
   add(
       "dropout, no norm, no residual", [](Config& c) { c.norm = Norm::kNone, c.residual = false; },
       false, 0.2f);

@@ -1,7 +1,8 @@
 // The key/value cache (transformer/cache.h): a text run word by word, or a
 // few words at a time, through the cache gives the same bits as a full pass
 // over the whole text, for every causal fixture model (each positional,
-// norm and activation of format v1), the default model and the one before it.
+// norm and activation of format v1), the default model and the one before it,
+// and a model with grouped-query attention.
 #include "transformer/cache.h"
 
 #include <algorithm>
@@ -35,6 +36,11 @@ std::vector<Model> causal_models() {
       load_model(ModelPaths::in_directory(std::string(NEXTWORD_DATA_DIR) + "/stories")));
   models.push_back(load_model(
       ModelPaths::in_directory(std::string(NEXTWORD_FIXTURE_DIR) + "/previous-default")));
+  // Grouped-query attention, with rotary positions: the cache keeps 2 key/value heads for 4.
+  Config grouped = testing::small_config();
+  grouped.n_heads = 4, grouped.n_kv_heads = 2, grouped.d_k = 4;
+  grouped.positional = Positional::kRope;
+  models.push_back(testing::random_model(grouped, true, true, 11));
   return models;
 }
 

@@ -55,7 +55,8 @@ TEST_CASE("attention is a weighted average: softmax(X X^T) X on two words", "[ma
   // A = [[.5,.5],[1/(1+e), e/(1+e)]]; A X = [[1,.5],[1,e/(1+e)]]
   const std::vector<float> X = {1, 0, 1, 1};
   std::vector<float> A(4), heads(4);
-  attention_forward(heads.data(), A.data(), X.data(), X.data(), X.data(), 2, 1, 2, 2, 1.0f, false);
+  attention_forward(heads.data(), A.data(), X.data(), X.data(), X.data(), 2, 1, 1, 2, 2, 1.0f,
+                    false);
   CHECK(A[0] == Approx(0.5));
   CHECK(A[1] == Approx(0.5));
   CHECK(A[2] == Approx(0.2689414));
@@ -69,7 +70,8 @@ TEST_CASE("attention is a weighted average: softmax(X X^T) X on two words", "[ma
 TEST_CASE("causal masking: a word never attends to later words", "[math]") {
   const std::vector<float> X = {1, 0, 1, 1};
   std::vector<float> A(4), heads(4);
-  attention_forward(heads.data(), A.data(), X.data(), X.data(), X.data(), 2, 1, 2, 2, 1.0f, true);
+  attention_forward(heads.data(), A.data(), X.data(), X.data(), X.data(), 2, 1, 1, 2, 2, 1.0f,
+                    true);
   CHECK(A[0] == 1.0f);  // the first word sees only itself
   CHECK(A[1] == 0.0f);
   CHECK(A[2] == Approx(0.2689414));  // the second is as before
@@ -82,9 +84,48 @@ TEST_CASE("scale multiplies the scores before the softmax", "[math]") {
   const std::vector<float> Q = {1, 1, 1, 1, 0, 0, 0, 0}, K = {0.5f, 0.5f, 0.5f, 0.5f, 0, 0, 0, 0};
   const std::vector<float> V = {1, 0};
   std::vector<float> A(4), heads(2);
-  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 1, 4, 1, 0.5f, false);
+  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 1, 1, 4, 1, 0.5f,
+                    false);
   CHECK(A[0] == Approx(0.7310586));  // softmax([1, 0])
   CHECK(heads[0] == Approx(0.7310586));
+}
+
+TEST_CASE("grouped-query attention: two query heads read one key/value head", "[math]") {
+  // h = 2, kv = 1, d_k = d_v = 1, T = 2, no scale, not causal. K = [0, ln3], V = [1, 5].
+  // A query of 1 gives scores [0, ln3], A = [.25, .75], head 1*.25 + 5*.75 = 4;
+  // a query of 0 gives A = [.5, .5], head 3.
+  const float ln3 = std::log(3.0f);
+  const std::vector<float> Q = {1, 0,  // word 0: head 0 query 1, head 1 query 0
+                                0, 1};
+  const std::vector<float> K = {0, ln3}, V = {1, 5};
+  std::vector<float> A(8), heads(4);
+  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 2, 1, 1, 1, 1.0f,
+                    false);
+  const std::vector<float> expected = {4, 3, 3, 4};
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(heads[i] == Approx(expected[i]));
+  CHECK(A[0] == Approx(0.25));
+  CHECK(A[4] == Approx(0.5));
+  // The cache's path gives the same rows: word 1 against both keys.
+  std::vector<float> extended(2), scores(2);
+  attention_extend(extended.data(), Q.data() + 2, 2, K.data(), 1, V.data(), 1, 1, 1, 2, 1, 1, 1,
+                   1.0f, scores.data());
+  CHECK(extended[0] == Approx(3));
+  CHECK(extended[1] == Approx(4));
+  // Backward: a kv head's gradient sums over its query heads. With d heads = [[1, 1], [0, 0]]
+  // word 0's two heads feed back, with A = [.25, .75] and [.5, .5]: dV = [.75, 1.25].
+  const std::vector<float> d_heads = {1, 1, 0, 0};
+  std::vector<float> dQ(4), dK(2), dV(2), dS(4);
+  attention_backward(dQ.data(), dK.data(), dV.data(), dS.data(), d_heads.data(), A.data(), nullptr,
+                     nullptr, Q.data(), K.data(), V.data(), 2, 2, 1, 1, 1, 1.0f);
+  CHECK(dV[0] == Approx(0.75));
+  CHECK(dV[1] == Approx(1.25));
+  // Head 0: dA = [1, 5]; dS = A (dA - A.dA) = [.25 (1 - 4), .75 (5 - 4)] = [-.75, .75];
+  // dQ = dS K = .75 ln3; dK = dS^T q = [-.75, .75] (q = 1). Head 1: dS = [-1, 1],
+  // dQ = ln3, and its query 0 adds nothing to dK.
+  CHECK(dQ[0] == Approx(0.75 * std::log(3.0)));
+  CHECK(dQ[1] == Approx(std::log(3.0)));
+  CHECK(dK[0] == Approx(-0.75));
+  CHECK(dK[1] == Approx(0.75));
 }
 
 TEST_CASE("two heads with d_k != d_v, concatenated and projected by W_o", "[math]") {
@@ -97,7 +138,8 @@ TEST_CASE("two heads with d_k != d_v, concatenated and projected by W_o", "[math
   const std::vector<float> V = {1, 2, 10, 20,   // head 0 values [1,2],[3,4]
                                 3, 4, 30, 40};  // head 1 values [10,20],[30,40]
   std::vector<float> A(8), heads(8);
-  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 2, 1, 2, 1.0f, false);
+  attention_forward(heads.data(), A.data(), Q.data(), K.data(), V.data(), 2, 2, 2, 1, 2, 1.0f,
+                    false);
   // head 0: scores [[0,0],[0,ln3]] -> A = [[.5,.5],[.25,.75]]
   CHECK(A[0] == Approx(0.5));
   CHECK(A[2] == Approx(0.25));

@@ -163,6 +163,11 @@ TEST_CASE("errors name the file and the field", "[model]") {
   CHECK_THAT(load_error(w),
              Catch::Contains("config.d_k: must be even with \"positional\": \"rope\""));
   w = small_weights();
+  w["config"]["n_kv_heads"] = 2;
+  CHECK_THAT(load_error(w), Catch::Contains("config.n_kv_heads: must divide n_heads = 1, got 2"));
+  w["config"]["n_kv_heads"] = 0;
+  CHECK_THAT(load_error(w), Catch::Contains("config.n_kv_heads: must be between 1 and"));
+  w = small_weights();
   w["config"]["tokenizer"] = {{"lowercase", "yes"}};
   CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.lowercase: must be true or false"));
 
