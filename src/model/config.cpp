@@ -217,13 +217,28 @@ Config parse_config(const json& object, const std::string& file) {
   if (const json* tokenizer = in.find("tokenizer")) {
     if (!tokenizer->is_object()) throw in.error("tokenizer", "must be an object");
     for (const auto& [key, value] : tokenizer->items()) {
-      if (key != "lowercase" && key != "split_punctuation") {
+      if (key != "kind" && key != "lowercase" && key != "split_punctuation") {
         throw in.error("tokenizer." + key, "unknown tokenizer field");
       }
     }
-    c.tokenizer.lowercase = in.boolean(*tokenizer, "tokenizer.lowercase", "lowercase", true);
+    if (auto kind = tokenizer->find("kind"); kind != tokenizer->end()) {
+      if (*kind == "sentencepiece") {
+        c.tokenizer.kind = TokenizerKind::kSentencepiece;
+      } else if (*kind != "words") {
+        throw in.error("tokenizer.kind",
+                       "must be one of \"words\", \"sentencepiece\", got " + kind->dump());
+      }
+    }
+    const bool words = c.tokenizer.kind == TokenizerKind::kWords;
+    for (const char* key : {"lowercase", "split_punctuation"}) {
+      if (!words && tokenizer->contains(key)) {
+        throw in.error(std::string("tokenizer.") + key, "only with \"kind\": \"words\"");
+      }
+    }
+    // Sentencepiece pieces keep case and marks as they are.
+    c.tokenizer.lowercase = in.boolean(*tokenizer, "tokenizer.lowercase", "lowercase", words);
     c.tokenizer.split_punctuation =
-        in.boolean(*tokenizer, "tokenizer.split_punctuation", "split_punctuation", true);
+        in.boolean(*tokenizer, "tokenizer.split_punctuation", "split_punctuation", words);
   }
   c.unk_token = in.string("unk_token", "<unk>");
   c.bos_token = in.string("bos_token", "");
@@ -285,8 +300,12 @@ nlohmann::ordered_json config_to_json(const Config& c) {
     j["adaptive_cutoffs"] = c.adaptive_cutoffs;
     j["adaptive_div"] = c.adaptive_div;
   }
-  j["tokenizer"] = {{"lowercase", c.tokenizer.lowercase},
-                    {"split_punctuation", c.tokenizer.split_punctuation}};
+  if (c.subword()) {
+    j["tokenizer"] = {{"kind", "sentencepiece"}};
+  } else {
+    j["tokenizer"] = {{"lowercase", c.tokenizer.lowercase},
+                      {"split_punctuation", c.tokenizer.split_punctuation}};
+  }
   j["unk_token"] = c.unk_token;
   if (c.has_bos()) j["bos_token"] = c.bos_token;
   return j;

@@ -47,6 +47,8 @@ struct Config {
   std::string bos_token;  // empty: no beginning-of-sequence token
 
   bool has_bos() const { return !bos_token.empty(); }
+  // The vocabulary is sentencepiece's subword pieces (text/subword.h), not words.
+  bool subword() const { return tokenizer.kind == TokenizerKind::kSentencepiece; }
   // Widths of attention's columns: the queries (h * d_k), the keys (kv * d_k)
   // and values (kv * d_v) of the kv heads, the heads' concatenation
   // (h * d_v), and one row of [Q | K | V]. Query head i reads kv head

@@ -1,5 +1,6 @@
 #include "model/model_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -99,6 +100,18 @@ int special_id(const Vocabulary& vocab, const std::string& token, const std::str
 
 }  // namespace
 
+std::shared_ptr<const SubwordTokenizer> subword_tokenizer(const Vocabulary& vocab,
+                                                          const Weights& weights,
+                                                          const std::string& file) {
+  SubwordPieces pieces;
+  pieces.pieces = vocab.words();
+  pieces.scores.assign(weights.piece_scores, weights.piece_scores + vocab.size());
+  for (const std::string& piece : pieces.pieces) {
+    pieces.max_piece_length = std::max(pieces.max_piece_length, static_cast<int>(piece.size()));
+  }
+  return std::make_shared<const SubwordTokenizer>(std::move(pieces), file);
+}
+
 ModelPaths ModelPaths::in_directory(const std::string& dir) {
   const std::filesystem::path base(dir);
   std::error_code ec;
@@ -124,14 +137,17 @@ Model load_model(const ModelPaths& paths) {
   const int unk = special_id(vocab, w.config.unk_token, paths.vocab, wf, "unk_token");
   const int bos =
       w.config.has_bos() ? special_id(vocab, w.config.bos_token, paths.vocab, wf, "bos_token") : -1;
-  return Model{paths,
-               static_cast<int64_t>(vocab_file->size()),
-               w.bytes,
-               std::move(w.config),
-               std::move(vocab),
-               std::move(w.weights),
-               unk,
-               bos};
+  Model m{paths,
+          static_cast<int64_t>(vocab_file->size()),
+          w.bytes,
+          std::move(w.config),
+          std::move(vocab),
+          std::move(w.weights),
+          unk,
+          bos,
+          nullptr};
+  if (m.config.subword()) m.subword = subword_tokenizer(m.vocab, m.weights, paths.vocab);
+  return m;
 }
 
 }  // namespace nextword

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "model/config.h"
 #include "model/vocabulary.h"
 #include "model/weights.h"
+#include "text/subword.h"
 
 namespace nextword {
 
@@ -32,12 +34,21 @@ struct Model {
   Weights weights;
   int unk_id = -1;
   int bos_id = -1;  // -1: the config names no bos_token
+  // A subword model's tokenizer (Config::subword()): its pieces are the
+  // vocabulary's words, its scores the tensor piece_scores. Null otherwise.
+  std::shared_ptr<const SubwordTokenizer> subword;
 
   bool is_special(int id) const { return id == unk_id || id == bos_id; }
 };
 
 // Throws nextword::Error (ExitCode::kModel) naming the file and field at fault.
 Model load_model(const ModelPaths& paths);
+
+// The tokenizer of a subword model from its vocabulary and piece_scores;
+// model_error naming `file` (vocab.json) when a piece it needs is missing.
+std::shared_ptr<const SubwordTokenizer> subword_tokenizer(const Vocabulary& vocab,
+                                                          const Weights& weights,
+                                                          const std::string& file);
 
 // vocab.json's words, from the file's bytes (same errors).
 Vocabulary read_vocabulary(const FileBytes& file);

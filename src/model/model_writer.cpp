@@ -7,8 +7,12 @@
 
 namespace nextword {
 
+std::string vocab_json(const Vocabulary& vocab) {
+  return nlohmann::json(vocab.words()).dump() + "\n";
+}
+
 void save_model(const Model& model, const ModelPaths& paths) {
-  write_file_atomically(paths.vocab, nlohmann::json(model.vocab.words()).dump() + "\n");
+  write_file_atomically(paths.vocab, vocab_json(model.vocab));
   write_file_atomically(paths.weights,
                         encode_weights(model.config, model.weights, format_of_path(paths.weights)));
 }

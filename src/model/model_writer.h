@@ -13,6 +13,9 @@
 
 namespace nextword {
 
+// vocab.json's bytes: the words as a JSON array, ids in order.
+std::string vocab_json(const Vocabulary& vocab);
+
 // Throws Error(kIo) when a file cannot be written.
 void save_model(const Model& model, const ModelPaths& paths);
 

@@ -40,6 +40,7 @@ void visit_layout(const Config& c, Add add) {
   const int64_t q = c.q_width(), k = c.k_width(), v = c.v_width(), heads = c.heads_width();
   const bool norm = c.norm != Norm::kNone, norm_bias = c.norm_has_bias();
   add("embedding", {V, d}, false, kMatrix, View{&Weights::embedding});
+  if (c.subword()) add("piece_scores", {V}, false, kBias, View{&Weights::piece_scores});
   if (c.positional == Positional::kLearned) {
     add("position", {c.max_len, d}, false, kMatrix, View{&Weights::position});
   }

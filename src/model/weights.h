@@ -131,6 +131,7 @@ class Weights {
   void fuse_qkv(const Config& config);
 
   const float* embedding = nullptr;          // E [V, d]
+  const float* piece_scores = nullptr;       // [V] a subword model's merge scores (not a weight)
   const float* position = nullptr;           // P [max_len, d] (learned only)
   std::vector<LayerWeights> layers;          // [n_layers]
   const float* final_norm_weight = nullptr;  // [d] (layernorm and rmsnorm)

@@ -1,5 +1,6 @@
 #include "predict/generate.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/random.h"
@@ -59,6 +60,12 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
         uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
+    // A subword model's text ends where its most likely next piece is <s>,
+    // as in llama2.c's run.c (predict/ranking.h never offers it).
+    if (model.subword && o.temperature <= 0.0f &&
+        std::max_element(logits, logits + model.config.vocab_size) - logits == model.bos_id) {
+      break;
+    }
     const int id = choose_next(model, logits, o, uniform);
     words.push_back(id);
     input.ids.push_back(id);

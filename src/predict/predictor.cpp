@@ -51,7 +51,10 @@ bool look_up(const Model& model, Encoded& e, bool has_bos) {
   bool any_known = false;
   for (size_t i = 0; i < e.tokens.size(); ++i) {
     const bool is_bos = has_bos && i == 0;
-    const int id = is_bos ? model.bos_id : cased_id(model, e.tokens[i]);
+    // A subword model's tokens are its own pieces, found as they are.
+    const int id = is_bos          ? model.bos_id
+                   : model.subword ? model.vocab.find(e.tokens[i])
+                                   : cased_id(model, e.tokens[i]);
     if (id < 0 || (!is_bos && model.is_special(id))) {
       e.unknown.push_back(e.tokens[i]);
       e.ids.push_back(model.unk_id);
@@ -67,6 +70,10 @@ std::vector<std::string> tokens_of(const Model& model, std::string_view text) {
   const Config& c = model.config;
   std::vector<std::string> tokens;
   if (c.has_bos()) tokens.push_back(c.bos_token);
+  if (model.subword) {
+    for (const int id : model.subword->encode(text)) tokens.push_back(model.subword->piece(id));
+    return tokens;
+  }
   for (std::string& word : tokenize(text, c.tokenizer)) tokens.push_back(std::move(word));
   return tokens;
 }

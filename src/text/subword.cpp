@@ -67,7 +67,7 @@ SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const s
     const auto score = read_le<float>(bytes.data() + at);
     const auto length = read_le<int32_t>(bytes.data() + at + 4);
     at += 8;
-    if (std::isnan(score)) throw model_error(file, field, "score is NaN");
+    if (!std::isfinite(score)) throw model_error(file, field, "score is not finite");
     if (length <= 0 || length > out.max_piece_length) {
       throw model_error(file, field,
                         "length must be 1 to max_piece_length " +

@@ -30,7 +30,7 @@ struct SubwordPieces {
 // tokenizer.bin (little-endian): int32 max_piece_length, then for each of
 // `vocab_size` pieces (the checkpoint's header says how many) float32 score,
 // int32 length, `length` bytes. Bytes past the last piece are refused, as
-// is a piece longer than max_piece_length, a negative or NaN field, or a
+// is a piece longer than max_piece_length, a negative length or a score that is not finite, or a
 // file that ends early: model_error naming `file` and the piece.
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file);
 

@@ -13,8 +13,13 @@
 
 namespace nextword {
 
+// Whether a model reads whole words (this file's tokenizer) or the subword
+// pieces of a sentencepiece model (text/subword.h), which take no switches.
+enum class TokenizerKind { kWords, kSentencepiece };
+
 // The tokenizer's switches, stored in a model's config (data/FORMAT.md).
 struct TokenizerOptions {
+  TokenizerKind kind = TokenizerKind::kWords;
   bool lowercase = true;
   bool split_punctuation = true;
 };

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "text/tokenizer.h"
 
@@ -183,6 +184,20 @@ std::string completion_record(const std::string& text, const Completion& c, Form
 }
 
 Generated generated(const Model& model, const std::string& phrase, const std::vector<int>& ids) {
+  if (model.subword) {
+    // The pieces written out as llama2.c's run.c writes them, the phrase's
+    // own included: the space sentencepiece puts before the first piece goes.
+    const SubwordTokenizer& pieces = *model.subword;
+    Generated g{phrase, {}, {}};
+    int previous = SubwordTokenizer::kBos;
+    for (const int id : pieces.encode(phrase))
+      g.text += pieces.decode(std::exchange(previous, id), id);
+    for (const int id : ids) {
+      g.words.push_back(pieces.decode(std::exchange(previous, id), id));
+      g.text += g.words.back();
+    }
+    return g;
+  }
   Generated g{phrase, {}, phrase};
   for (int id : ids) g.words.emplace_back(model.vocab.word(id));
   append_as_text(g.text, g.words);

@@ -156,7 +156,7 @@ TEST_CASE("tokenizer.bin: a file cut anywhere, padded or lying is refused by nam
   const float not_a_number = std::nanf("");
   std::memcpy(nan.data() + 4, &not_a_number, 4);
   CHECK(message_of([&] { read_tokenizer_bin(nan, 266, "t.bin"); }) ==
-        "t.bin: piece 0: score is NaN");
+        "t.bin: piece 0: score is not finite");
   // No space piece, or a byte piece missing.
   const std::string no_space = tokenizer_bin({{"a", -1}});
   CHECK(message_of([&] {
