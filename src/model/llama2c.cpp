@@ -193,7 +193,7 @@ Config config_of(const Header& h) {
   c.positional = Positional::kRope;
   c.norm = Norm::kRmsNorm;
   c.tied_classifier = h.shared;
-  c.tokenizer = {TokenizerKind::kSentencepiece, false, false};
+  c.tokenizer = {false, false, TokenizerKind::kSentencepiece};
   c.unk_token = "<unk>";
   return c;
 }

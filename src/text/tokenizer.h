@@ -19,9 +19,9 @@ enum class TokenizerKind { kWords, kSentencepiece };
 
 // The tokenizer's switches, stored in a model's config (data/FORMAT.md).
 struct TokenizerOptions {
-  TokenizerKind kind = TokenizerKind::kWords;
   bool lowercase = true;
   bool split_punctuation = true;
+  TokenizerKind kind = TokenizerKind::kWords;
 };
 
 std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions& options);
