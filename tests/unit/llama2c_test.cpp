@@ -14,30 +14,15 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "binary_files.h"
 
 using namespace nextword;
+using testing::model_error_of;
+using testing::put_float;
+using testing::put_int;
+using testing::read_file;
 
 namespace {
-
-void put_int(std::string& out, int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-void put_float(std::string& out, float v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kModel);
-    return e.message();
-  }
-  return "(no error)";
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A checkpoint of dim 4, hidden 2, 1 layer, 2 heads on 1 key/value head
 // (head size 2), 3 words, seq_len 4, unshared classifier: llama2.c's tensors
@@ -161,14 +146,14 @@ TEST_CASE("llama2.c checkpoints: a file that lies about itself is refused", "[ll
   for (const std::string& good : {tiny.version0(), tiny.version1(), tiny.version2()}) {
     for (size_t cut = 0; cut < good.size(); ++cut) {
       INFO("cut at " << cut << " of " << good.size());
-      CHECK_THAT(message_of([&] { read_llama2c(good.substr(0, cut), "t.bin"); }),
+      CHECK_THAT(model_error_of([&] { read_llama2c(good.substr(0, cut), "t.bin"); }),
                  Catch::StartsWith("t.bin: "));
     }
-    CHECK(message_of([&] { read_llama2c(good + "x", "t.bin"); })
+    CHECK(model_error_of([&] { read_llama2c(good + "x", "t.bin"); })
               .ends_with("t.bin: 1 bytes after the last tensor (the header's shapes end at byte " +
                          std::to_string(good.size()) + ")"));
   }
-  CHECK(message_of([&] { read_llama2c(tiny.version1().substr(0, 300), "t.bin"); }) ==
+  CHECK(model_error_of([&] { read_llama2c(tiny.version1().substr(0, 300), "t.bin"); }) ==
         "t.bin: has 300 bytes; its header's shapes need " + std::to_string(tiny.version1().size()));
   // Each header field negative, zero and huge, in both header layouts.
   const char* names[] = {"dim",        "hidden_dim", "n_layers", "n_heads",
@@ -184,7 +169,7 @@ TEST_CASE("llama2.c checkpoints: a file that lies about itself is refused", "[ll
         std::memcpy(bad.data() + first + 4 * field, &value, 4);
         INFO("version " << version << ", " << names[field] << " = " << value);
         CHECK_THAT(
-            message_of([&] { read_llama2c(bad, "t.bin"); }),
+            model_error_of([&] { read_llama2c(bad, "t.bin"); }),
             Catch::StartsWith(std::string("t.bin: header.") + names[field] + ": must be 1 to"));
       }
     }
@@ -192,24 +177,25 @@ TEST_CASE("llama2.c checkpoints: a file that lies about itself is refused", "[ll
   std::string bad = tiny.version1();
   const int32_t three = 3;
   std::memcpy(bad.data() + 8 + 12, &three, 4);  // 3 heads do not divide dim 4
-  CHECK(message_of([&] { read_llama2c(bad, "t.bin"); }) ==
+  CHECK(model_error_of([&] { read_llama2c(bad, "t.bin"); }) ==
         "t.bin: header.n_heads: 3 heads do not divide dim 4");
   bad = tiny.version1();
   const int32_t version = 3;
   std::memcpy(bad.data() + 4, &version, 4);
-  CHECK_THAT(message_of([&] { read_llama2c(bad, "t.bin"); }),
+  CHECK_THAT(model_error_of([&] { read_llama2c(bad, "t.bin"); }),
              Catch::StartsWith("t.bin: header.version: unsupported version 3"));
   bad = tiny.version1();
   const float infinity = INFINITY;
   std::memcpy(bad.data() + 256 + 4 * (12 + 12 + 5), &infinity, 4);  // wq[0] element 5
-  CHECK(message_of([&] { read_llama2c(bad, "t.bin"); }) == "t.bin: wq[0]: element 5 is not finite");
+  CHECK(model_error_of([&] { read_llama2c(bad, "t.bin"); }) ==
+        "t.bin: wq[0]: element 5 is not finite");
 }
 
 TEST_CASE("stories260K: both llama2.c files give one model, cut anywhere they are refused",
           "[llama2c]") {
   const std::string dir = std::string(NEXTWORD_SHARED_MODELS_DIR) + "/stories260K/";
-  const std::string v0 = file_bytes(dir + "stories260K.bin"),
-                    v1 = file_bytes(dir + "stories260K_v1.bin");
+  const std::string v0 = read_file(dir + "stories260K.bin"),
+                    v1 = read_file(dir + "stories260K_v1.bin");
   REQUIRE(v0.size() == 28 + 4 * 264128u);
   REQUIRE(v1.size() == 256 + 4 * 260032u);
   const Llama2cCheckpoint a = read_llama2c(v0, "v0"), b = read_llama2c(v1, "v1");
@@ -231,7 +217,7 @@ TEST_CASE("stories260K: both llama2.c files give one model, cut anywhere they ar
   for (const std::string* file : {&v0, &v1}) {
     for (size_t cut = 0; cut < file->size(); cut += 4096) {
       INFO("cut at " << cut);
-      CHECK_THAT(message_of([&] { read_llama2c(file->substr(0, cut), "s.bin"); }),
+      CHECK_THAT(model_error_of([&] { read_llama2c(file->substr(0, cut), "s.bin"); }),
                  Catch::StartsWith("s.bin: "));
     }
   }

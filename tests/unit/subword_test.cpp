@@ -12,13 +12,15 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "binary_files.h"
 
 using namespace nextword;
+using testing::model_error_of;
+using testing::put_float;
+using testing::put_int;
+using testing::read_file;
 
 namespace {
-
-void put_int(std::string& out, int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-void put_float(std::string& out, float v) { out.append(reinterpret_cast<const char*>(&v), 4); }
 
 // A tokenizer.bin of llama2.c's shape: <unk>, <s>, </s>, the 256 byte
 // pieces, then `more` (piece, score).
@@ -48,16 +50,6 @@ constexpr int kSpace = 259, kA = 260, kB = 261, kAB = 262, kSpaceAB = 263, kBA =
 SubwordTokenizer small() {
   const std::string bin = tokenizer_bin(kSmall);
   return SubwordTokenizer(read_tokenizer_bin(bin, 266, "small.bin"), "small.bin");
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.code() == ExitCode::kModel);
-    return e.message();
-  }
-  return "";
 }
 
 // run.c's encode (llama2.c), without <s> and </s>: every pair scanned at
@@ -100,14 +92,6 @@ std::vector<int> run_c_encode(const SubwordTokenizer& t, const SubwordPieces& p,
   return tokens;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);  // ../shared/models is part of the test setup, never skipped
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 TEST_CASE("tokenizer.bin: pieces and scores as written", "[subword]") {
@@ -125,48 +109,50 @@ TEST_CASE("tokenizer.bin: a file cut anywhere, padded or lying is refused by nam
   const std::string bin = tokenizer_bin(kSmall);
   for (size_t cut = 0; cut < bin.size(); ++cut) {
     CAPTURE(cut);
-    const std::string m =
-        message_of([&] { read_tokenizer_bin(std::string_view(bin).substr(0, cut), 266, "t.bin"); });
+    const std::string m = model_error_of(
+        [&] { read_tokenizer_bin(std::string_view(bin).substr(0, cut), 266, "t.bin"); });
     CHECK(m.starts_with("t.bin: "));
     CHECK(m.find("the file ends at byte " + std::to_string(cut)) != std::string::npos);
   }
-  CHECK(message_of([&] { read_tokenizer_bin(bin + "x", 266, "t.bin"); }) ==
+  CHECK(model_error_of([&] { read_tokenizer_bin(bin + "x", 266, "t.bin"); }) ==
         "t.bin: 1 bytes after the last of 266 pieces (the checkpoint's vocab_size)");
   // A vocabulary larger than the file: it ends early; smaller: bytes after.
-  CHECK(
-      message_of([&] { read_tokenizer_bin(bin, 267, "t.bin"); }).starts_with("t.bin: piece 266: "));
-  CHECK(message_of([&] { read_tokenizer_bin(bin, 265, "t.bin"); }).find("bytes after") !=
+  CHECK(model_error_of([&] {
+          read_tokenizer_bin(bin, 267, "t.bin");
+        }).starts_with("t.bin: piece 266: "));
+  CHECK(model_error_of([&] { read_tokenizer_bin(bin, 265, "t.bin"); }).find("bytes after") !=
         std::string::npos);
-  CHECK(message_of([&] { read_tokenizer_bin(bin, 0, "t.bin"); }) ==
+  CHECK(model_error_of([&] { read_tokenizer_bin(bin, 0, "t.bin"); }) ==
         "t.bin: vocab_size: must be positive, not 0");
   std::string bad = bin;
   put_int(bad, 0);
   bad.replace(0, 4, bad.substr(bad.size() - 4));
   bad.resize(bin.size());
-  CHECK(message_of([&] { read_tokenizer_bin(bad, 266, "t.bin"); }) ==
+  CHECK(model_error_of([&] { read_tokenizer_bin(bad, 266, "t.bin"); }) ==
         "t.bin: max_piece_length: must be 1 to 65536, not 0");
   // Piece 0's length (bytes 8..12) negative, then longer than the longest.
   for (const int32_t length : {-1, 0, 9}) {
     std::string lying = bin;
     std::memcpy(lying.data() + 8, &length, 4);
-    CHECK(message_of([&] { read_tokenizer_bin(lying, 266, "t.bin"); }) ==
+    CHECK(model_error_of([&] { read_tokenizer_bin(lying, 266, "t.bin"); }) ==
           "t.bin: piece 0: length must be 1 to max_piece_length 8, not " + std::to_string(length));
   }
   std::string nan = bin;
   const float not_a_number = std::nanf("");
   std::memcpy(nan.data() + 4, &not_a_number, 4);
-  CHECK(message_of([&] { read_tokenizer_bin(nan, 266, "t.bin"); }) ==
+  CHECK(model_error_of([&] { read_tokenizer_bin(nan, 266, "t.bin"); }) ==
         "t.bin: piece 0: score is not finite");
   // No space piece, or a byte piece missing.
   const std::string no_space = tokenizer_bin({{"a", -1}});
-  CHECK(message_of([&] {
+  CHECK(model_error_of([&] {
           SubwordTokenizer(read_tokenizer_bin(no_space, 260, "t.bin"), "t.bin");
         }) == "t.bin: no piece \" \" (the dummy prefix)");
   std::string no_byte = tokenizer_bin(kSmall);
   const size_t at = no_byte.find("<0x7F>");
   no_byte.replace(at, 6, "<0x7f>");  // lower case: not sentencepiece's byte piece
-  CHECK(message_of([&] { SubwordTokenizer(read_tokenizer_bin(no_byte, 266, "t.bin"), "t.bin"); }) ==
-        "t.bin: no byte piece <0x7F>");
+  CHECK(model_error_of([&] {
+          SubwordTokenizer(read_tokenizer_bin(no_byte, 266, "t.bin"), "t.bin");
+        }) == "t.bin: no byte piece <0x7F>");
 }
 
 TEST_CASE("encode: the dummy prefix, characters or their bytes, the best merge first",
