@@ -26,6 +26,8 @@ constexpr int kRowBlock = 4;          // rows that share each loaded row of B
 constexpr int kColumnBlock = 64;      // columns of C kept in the accumulators
 constexpr int kDotLanes = 16;         // partial sums of a dot product
 constexpr int kStreamColumns = 1024;  // stream_nn: kRowBlock rows of C fit in L1 (16 KiB)
+constexpr int kNarrowColumns =
+    256;  // narrow_row: one row of C, kept in registers a block at a time
 
 // Rows [i, i + rows) and columns [j, j + width) of C = A B, rows <= kRowBlock,
 // width <= kColumnBlock.
@@ -69,6 +71,40 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void stream_nn(int rows, int N, int K, 
       float* c = C + area(r, ldc);
       for (int j = 0; j < N; ++j) c[j] += a * b[j];
     }
+  }
+}
+
+// One row of C = a B, N <= kNarrowColumns: the columns in blocks of 32,
+// then 8, then one at a time, each block's sums held in registers for all of
+// K instead of read and written at every k as stream_nn does; worth it for
+// the narrow products of a small model (a head's A V over d_v = 8 columns,
+// 64- to 256-column projections). Each element is the same sum, in the same
+// order, as there.
+NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void narrow_row(int N, int K, const float* a,
+                                                         const float* B, int ldb, float* c) {
+  int j = 0;
+  for (; j + 32 <= N; j += 32) {
+    float acc[32] = {};
+    for (int k = 0; k < K; ++k) {
+      const float ak = a[k];
+      const float* b = B + area(k, ldb) + j;
+      for (int x = 0; x < 32; ++x) acc[x] += ak * b[x];
+    }
+    std::copy_n(acc, 32, c + j);
+  }
+  for (; j + 8 <= N; j += 8) {
+    float acc[8] = {};
+    for (int k = 0; k < K; ++k) {
+      const float ak = a[k];
+      const float* b = B + area(k, ldb) + j;
+      for (int x = 0; x < 8; ++x) acc[x] += ak * b[x];
+    }
+    std::copy_n(acc, 8, c + j);
+  }
+  for (; j < N; ++j) {
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k) acc += a[k] * B[area(k, ldb) + static_cast<size_t>(j)];
+    c[j] = acc;
   }
 }
 
@@ -147,6 +183,10 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void dots(const float* a_row, int N, in
 
 void row_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
                  int ldc) {
+  if (M == 1 && N <= kNarrowColumns) {
+    narrow_row(N, K, A, B, ldb, C);
+    return;
+  }
   if (M <= kRowBlock && N <= kStreamColumns) {
     stream_nn(M, N, K, A, lda, B, ldb, C, ldc);
     return;

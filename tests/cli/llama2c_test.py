@@ -3,8 +3,8 @@
 its file versions, converted with its tokenizer, then run as a person runs
 nextword. The golden test: greedy `generate` from "Once upon a time" writes
 exactly what llama2.c's run.c writes (`run stories260K.bin -z tok512.bin
--t 0.0 -n 256 -i "Once upon a time"`: 256 positions, <s> and the prompt's 4
-pieces among them, so 252 new pieces).
+-t 0.0 -n 256 -i "Once upon a time"`: 256 forward passes, from <s> on,
+print the prompt's 4 pieces, then one new piece each: 252).
 
     python3 tests/cli/llama2c_test.py build/nextword data ../shared/models
 """
