@@ -128,6 +128,47 @@ inline void add_products(Floats8& sum, const float* x, const float* y, const Mas
   sum += p;
 }
 
+// dots for K <= 8 (a small model's heads), eight rows of B at a time: the
+// eight rows' products, masked past K, are summed across rows instead of
+// one row's lanes after another (shuffles, not a reduction per row), in the
+// order dots sums them: c = ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7)),
+// each p_l = +0 + a_l b_l (dots' high lanes add only +0, which changes
+// nothing: a lane that starts at +0 is never -0). Returns the rows done: the
+// blocks of eight whose reads stay inside B.
+NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES int eight_short_dots(const float* a, int N, int K,
+                                                              const float* B, int ldb,
+                                                              const Mask8& mask, float* c) {
+  const size_t end_of_B = area(N - 1, ldb) + static_cast<size_t>(K);
+  Floats8 x;
+  load8(x, a);
+  int j = 0;
+  for (; j + 8 <= N && area(j + 7, ldb) + 8 <= end_of_B; j += 8) {
+    Floats8 p[8];
+    for (int r = 0; r < 8; ++r) {
+      Floats8 row;
+      load8(row, B + area(j + r, ldb));
+      const Floats8 product = x * row;
+      p[r] = Floats8{} + reinterpret_cast<Floats8>(reinterpret_cast<Mask8>(product) & mask);
+    }
+    // four_i = p_i + p_{i+4} of rows r and r + 1 side by side: [four(r) | four(r + 1)].
+    Floats8 four[4];
+    for (int r = 0; r < 4; ++r) {
+      four[r] = __builtin_shufflevector(p[2 * r], p[2 * r + 1], 0, 1, 2, 3, 8, 9, 10, 11) +
+                __builtin_shufflevector(p[2 * r], p[2 * r + 1], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+    // (four_0 + four_2, four_1 + four_3) of rows 4h .. 4h + 3.
+    Floats8 two[2];
+    for (int h = 0; h < 2; ++h) {
+      two[h] = __builtin_shufflevector(four[2 * h], four[2 * h + 1], 0, 1, 4, 5, 8, 9, 12, 13) +
+               __builtin_shufflevector(four[2 * h], four[2 * h + 1], 2, 3, 6, 7, 10, 11, 14, 15);
+    }
+    const Floats8 sums = __builtin_shufflevector(two[0], two[1], 0, 2, 4, 6, 8, 10, 12, 14) +
+                         __builtin_shufflevector(two[0], two[1], 1, 3, 5, 7, 9, 11, 13, 15);
+    std::memcpy(c + j, &sums, sizeof sums);
+  }
+  return j;
+}
+
 // c[j] = a . B[j] for j in [0, N), each a dot product of K floats: lane l
 // (of kDotLanes) sums the products at k = l, l + kDotLanes, ... in order, one
 // rounded multiply and one rounded add at a time, and the lanes are then
@@ -154,7 +195,8 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void dots(const float* a_row, int N, in
   }
   // The rows whose tail read (16 floats from `body`) stays inside B.
   const size_t end_of_B = area(N - 1, ldb) + static_cast<size_t>(K);
-  for (int j = 0; j < N; ++j) {
+  int j = K <= 8 ? eight_short_dots(a, N, K, B, ldb, low_mask, c) : 0;
+  for (; j < N; ++j) {
     const float* row = B + area(j, ldb);
     Floats8 low = {}, high = {};
     for (int k = 0; k < body; k += kDotLanes) {

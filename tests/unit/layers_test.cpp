@@ -281,7 +281,7 @@ TEST_CASE("a transposed product sums each element in 16 lanes, halves first", "[
   std::mt19937 rng(37);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int K = 1; K <= 40; ++K) {
-    for (const int N : {1, 2, 5, 19}) {
+    for (const int N : {1, 2, 5, 19, 64}) {
       INFO("K " << K << ", N " << N);
       const int ldb = K + 3, M = 3;
       std::vector<float> A(area(M, K)), B(area(N, ldb), std::nanf("")), C(area(M, N));
