@@ -101,6 +101,7 @@ TEST_CASE("tokenizer.bin: pieces and scores as written", "[subword]") {
   REQUIRE(p.pieces.size() == 266);
   CHECK(p.pieces[1] == "\n<s>\n");
   CHECK(p.pieces[3 + 0x41] == "<0x41>");
+  CHECK(p.pieces[kAB] == "ab");
   CHECK(p.pieces[kSpaceAB] == " ab");
   CHECK(p.scores[kBA] == -4.0f);
 }
