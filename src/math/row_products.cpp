@@ -26,8 +26,7 @@ constexpr int kRowBlock = 4;          // rows that share each loaded row of B
 constexpr int kColumnBlock = 64;      // columns of C kept in the accumulators
 constexpr int kDotLanes = 16;         // partial sums of a dot product
 constexpr int kStreamColumns = 1024;  // stream_nn: kRowBlock rows of C fit in L1 (16 KiB)
-constexpr int kNarrowColumns =
-    256;  // narrow_row: one row of C, kept in registers a block at a time
+constexpr int kNarrowColumns = 256;   // narrow_row: one row of C in registers, a block at a time
 
 // Rows [i, i + rows) and columns [j, j + width) of C = A B, rows <= kRowBlock,
 // width <= kColumnBlock.
@@ -74,38 +73,31 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void stream_nn(int rows, int N, int K, 
   }
 }
 
-// One row of C = a B, N <= kNarrowColumns: the columns in blocks of 32,
-// then 8, then one at a time, each block's sums held in registers for all of
-// K instead of read and written at every k as stream_nn does; worth it for
-// the narrow products of a small model (a head's A V over d_v = 8 columns,
-// 64- to 256-column projections). Each element is the same sum, in the same
-// order, as there.
+// Columns [0, W) of one row of C = a B, their sums held in registers for
+// all of K instead of read and written at every k as stream_nn does. Each
+// element is the same sum, in the same order, as there.
+template <int W>
+[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void narrow_block(int K, const float* a,
+                                                                  const float* B, int ldb,
+                                                                  float* c) {
+  float acc[W] = {};
+  for (int k = 0; k < K; ++k) {
+    const float ak = a[k];
+    const float* b = B + area(k, ldb);
+    for (int x = 0; x < W; ++x) acc[x] += ak * b[x];
+  }
+  std::copy_n(acc, W, c);
+}
+
+// One row of C = a B, N <= kNarrowColumns, in blocks of 32 columns, then 8,
+// then one: worth it for the narrow products of a small model (a head's A V
+// over d_v = 8 columns, 64- to 256-column projections).
 NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void narrow_row(int N, int K, const float* a,
                                                          const float* B, int ldb, float* c) {
   int j = 0;
-  for (; j + 32 <= N; j += 32) {
-    float acc[32] = {};
-    for (int k = 0; k < K; ++k) {
-      const float ak = a[k];
-      const float* b = B + area(k, ldb) + j;
-      for (int x = 0; x < 32; ++x) acc[x] += ak * b[x];
-    }
-    std::copy_n(acc, 32, c + j);
-  }
-  for (; j + 8 <= N; j += 8) {
-    float acc[8] = {};
-    for (int k = 0; k < K; ++k) {
-      const float ak = a[k];
-      const float* b = B + area(k, ldb) + j;
-      for (int x = 0; x < 8; ++x) acc[x] += ak * b[x];
-    }
-    std::copy_n(acc, 8, c + j);
-  }
-  for (; j < N; ++j) {
-    float acc = 0.0f;
-    for (int k = 0; k < K; ++k) acc += a[k] * B[area(k, ldb) + static_cast<size_t>(j)];
-    c[j] = acc;
-  }
+  for (; j + 32 <= N; j += 32) narrow_block<32>(K, a, B + j, ldb, c + j);
+  for (; j + 8 <= N; j += 8) narrow_block<8>(K, a, B + j, ldb, c + j);
+  for (; j < N; ++j) narrow_block<1>(K, a, B + j, ldb, c + j);
 }
 
 // Eight floats in one vector (GCC's and Clang's vector extension, so each
