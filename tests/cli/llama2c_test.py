@@ -52,6 +52,23 @@ class Llama2c(unittest.TestCase):
         self.assertEqual(len(pieces), 512)
         self.assertEqual(pieces[:3], ["<unk>", "\n<s>\n", "\n</s>\n"])
 
+    def test_the_model_round_trips_through_weights_json(self):
+        model = self.models[0]
+        as_json = os.path.join(self.tmp.name, "weights.json")
+        r = run("convert", os.path.join(model, "weights.safetensors"), as_json)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(as_json, encoding="utf-8") as f:
+            root = json.load(f)
+        self.assertEqual(root["config"]["n_kv_heads"], 4)
+        self.assertEqual(root["config"]["tokenizer"], {"kind": "sentencepiece"})
+        self.assertEqual(root["tensors"]["piece_scores"]["shape"], [512])
+        vocab = os.path.join(model, "vocab.json")
+        outputs = [run("predict", "--vocab", vocab, "--weights", weights, "-f", "json", "-k", "9",
+                       "Lily and Ben").stdout
+                   for weights in (as_json, os.path.join(model, "weights.safetensors"))]
+        self.assertEqual(outputs[0], outputs[1])
+        self.assertEqual(json.loads(outputs[0])["predictions"][0]["word"], " we")
+
     def test_greedy_generate_is_run_c_byte_for_byte(self):
         with open(stories("greedy-once-upon-a-time.txt"), "rb") as f:
             golden = f.read()

@@ -168,6 +168,15 @@ TEST_CASE("errors name the file and the field", "[model]") {
   w["config"]["n_kv_heads"] = 0;
   CHECK_THAT(load_error(w), Catch::Contains("config.n_kv_heads: must be between 1 and"));
   w = small_weights();
+  w["config"]["tokenizer"] = {{"kind", "bpe"}};
+  CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.kind: must be one of \"words\", "
+                                            "\"sentencepiece\", got \"bpe\""));
+  w["config"]["tokenizer"] = {{"kind", "sentencepiece"}, {"lowercase", false}};
+  CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.lowercase: only with \"kind\": "
+                                            "\"words\""));
+  w["config"]["tokenizer"] = {{"kind", "sentencepiece"}};
+  CHECK_THAT(load_error(w), Catch::Contains("tensors.piece_scores: missing (config needs shape"));
+  w = small_weights();
   w["config"]["tokenizer"] = {{"lowercase", "yes"}};
   CHECK_THAT(load_error(w), Catch::Contains("config.tokenizer.lowercase: must be true or false"));
 
