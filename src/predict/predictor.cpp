@@ -168,7 +168,15 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
     tokens_run_ = static_cast<int>(ids.size());
     return logits();
   }
-  if (!extends_cache(input)) cache_.clear();
+  // A text that only shares its first tokens with the cache's (a word typed
+  // over, the word search's next spelling) runs from the first that
+  // differs; its last token runs at least, for its logits.
+  if (!extends_cache(input)) {
+    const auto held = cache_.ids();
+    const auto shared = static_cast<size_t>(
+        std::mismatch(held.begin(), held.end(), ids.begin(), ids.end()).first - held.begin());
+    cache_.truncate(std::min(shared, ids.size() - 1));
+  }
   const size_t from = cache_.ids().size();
   tokens_run_ = static_cast<int>(ids.size() - from);
   if (tokens_run_ > 0) cache_.extend(model_, ids.subspan(from));

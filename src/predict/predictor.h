@@ -90,7 +90,9 @@ class Predictor {
   // each word once, by predict/ranking.h). Valid until the next call. When
   // the input extends the last one given here (a word generated or typed
   // after it), only the new tokens run, through the key/value cache
-  // (transformer/cache.h), with the same bits as a full pass.
+  // (transformer/cache.h), with the same bits as a full pass; when it
+  // shares only its first tokens with it, the tokens from the first that
+  // differs.
   std::span<const float> next_logits(const Encoded& input);
   // Whether next_logits(input) would run only tokens that extend the cache.
   bool extends_cache(const Encoded& input) const;

@@ -24,7 +24,8 @@ T read_le(const char* p) {
   return value;
 }
 
-// "<0xNN>" (two upper-case hex digits, as sentencepiece writes them): NN, else -1.
+}  // namespace
+
 int byte_piece(std::string_view piece) {
   if (piece.size() != 6 || !piece.starts_with("<0x") || piece[5] != '>') return -1;
   int value = 0;
@@ -35,8 +36,6 @@ int byte_piece(std::string_view piece) {
   }
   return value;
 }
-
-}  // namespace
 
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file) {
   if (vocab_size <= 0) {

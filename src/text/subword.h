@@ -32,6 +32,10 @@ struct SubwordPieces {
 // int32 length, `length` bytes. Bytes past the last piece are refused, as
 // is a piece longer than max_piece_length, a negative length or a score that is not finite, or a
 // file that ends early: model_error naming `file` and the piece.
+// The byte NN of a piece "<0xNN>" (two upper-case hex digits, as
+// sentencepiece writes them), else -1.
+int byte_piece(std::string_view piece);
+
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file);
 
 class SubwordTokenizer {

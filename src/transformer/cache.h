@@ -31,6 +31,10 @@ class KVCache {
   // The last new row after final_norm [d]: what the classifier read.
   std::span<const float> hidden() const { return Z_; }
   void clear() { ids_.clear(); }
+  // Keeps the first n tokens (their keys and values stay as they were).
+  void truncate(size_t n) {
+    if (n < ids_.size()) ids_.resize(n);
+  }
 
  private:
   std::vector<int> ids_;

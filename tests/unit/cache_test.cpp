@@ -97,7 +97,7 @@ TEST_CASE("a text extended through the cache gives a full pass's bits", "[cache]
   CHECK(checked > 100);
 }
 
-TEST_CASE("the cache runs only the new tokens and starts again when the text changes", "[cache]") {
+TEST_CASE("the cache runs only the new tokens, or those from the first that changed", "[cache]") {
   set_threading(Threading::kRows, 1);
   Config c = rope_config();
   const Model m = testing::random_model(c, true, true, 5);
@@ -118,10 +118,19 @@ TEST_CASE("the cache runs only the new tokens and starts again when the text cha
   CHECK(p.tokens_run() == 0);
   full.predict(encoded(m, slid), 1);
   CHECK(same_bits(got, full.logits()));
-  // A word typed over (not an extension) starts again from the first token.
+  // A word typed over (not an extension) runs from the first token that differs.
   slid.back() = 6;
+  const std::span<const float> logits = p.next_logits(encoded(m, slid));
+  CHECK(p.tokens_run() == 1);
+  const std::vector<float> over(logits.begin(), logits.end());
+  full.predict(encoded(m, slid), 1);
+  CHECK(same_bits(over, full.logits()));
+  slid[5] = 2;
   p.next_logits(encoded(m, slid));
-  CHECK(p.tokens_run() == 8);
+  CHECK(p.tokens_run() == 3);
+  // A text that is a prefix of the cache's runs its last token again.
+  p.next_logits(encoded(m, {slid.begin(), slid.begin() + 4}));
+  CHECK(p.tokens_run() == 1);
   // Not causal: no cache, every call a full pass.
   c.causal = false;
   const Model bidirectional = testing::random_model(c, true, true, 5);

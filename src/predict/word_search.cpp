@@ -1,0 +1,141 @@
+#include "predict/word_search.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <span>
+
+#include "text/subword.h"
+
+namespace nextword {
+namespace {
+
+// A word's first byte: white space or an ASCII punctuation mark.
+bool starts_word(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
+         (c < 0x80 && std::ispunct(c));
+}
+
+// The bytes a piece writes in the middle of a text.
+std::string text_of(std::string_view piece) {
+  const int byte = byte_piece(piece);
+  return byte >= 0 ? std::string(1, static_cast<char>(byte)) : std::string(piece);
+}
+
+struct Partial {
+  std::vector<int> ids;
+  std::string text;
+  double log_p = 0;
+};
+
+// The `beam` most probable of `all`, best first.
+void keep_best(std::vector<Partial>& all, int beam) {
+  const auto kept = std::min(all.size(), static_cast<size_t>(beam));
+  std::partial_sort(all.begin(), all.begin() + static_cast<long>(kept), all.end(),
+                    [](const Partial& a, const Partial& b) { return a.log_p > b.log_p; });
+  all.resize(kept);
+}
+
+// ln sum_j e^logits[j], in double throughout: the search multiplies many
+// probabilities, and layers.h's log_sum_exp takes float exponentials.
+double log_normalizer(std::span<const float> logits) {
+  const float most = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (const float x : logits) sum += std::exp(static_cast<double>(x) - most);
+  return most + std::log(sum);
+}
+
+// A word that is listed: not only white space.
+bool listable(const std::string& word) {
+  return std::any_of(word.begin(), word.end(),
+                     [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+}
+
+}  // namespace
+
+std::vector<bool> word_beginnings(const Model& model) {
+  std::vector<bool> begins(static_cast<size_t>(model.config.vocab_size));
+  for (int id = 0; id < model.config.vocab_size; ++id) {
+    const std::string text = text_of(model.vocab.word(id));
+    begins[static_cast<size_t>(id)] = id <= SubwordTokenizer::kEos || text.empty() ||
+                                      starts_word(static_cast<unsigned char>(text[0]));
+  }
+  return begins;
+}
+
+std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, int k,
+                                 const WordSearch& search) {
+  const Model& model = predictor.model();
+  const int V = model.config.vocab_size;
+  const std::vector<bool> begins = word_beginnings(model);
+  // The context, cut so that the longest word still fits the model's window.
+  Encoded path;
+  const auto most = static_cast<size_t>(std::max(1, model.config.max_len - search.max_pieces));
+  const auto from = context.ids.size() > most ? context.ids.size() - most : 0;
+  path.ids.assign(context.ids.begin() + static_cast<long>(from), context.ids.end());
+  const size_t base = path.ids.size();
+
+  // Depth 1: the pieces that begin a word (not <unk>, <s> or </s>, whose
+  // words are never listed).
+  std::span<const float> logits = predictor.next_logits(path);
+  double z = log_normalizer(logits);
+  std::vector<Partial> beam;
+  for (int id = SubwordTokenizer::kEos + 1; id < V; ++id) {
+    if (begins[static_cast<size_t>(id)]) {
+      beam.push_back({{id}, text_of(model.vocab.word(id)), logits[static_cast<size_t>(id)] - z});
+    }
+  }
+  keep_best(beam, search.beam);
+  std::map<std::string, double> words;  // the word's text (its space kept) -> probability
+  for (int depth = 1; depth <= search.max_pieces && !beam.empty(); ++depth) {
+    std::vector<Partial> longer;
+    for (const Partial& p : beam) {
+      path.ids.resize(base);
+      path.ids.insert(path.ids.end(), p.ids.begin(), p.ids.end());
+      logits = predictor.next_logits(path);
+      z = log_normalizer(logits);
+      // The word ends here with the probability that a word begins next.
+      double ends = 0;
+      for (int id = 0; id < V; ++id) {
+        if (begins[static_cast<size_t>(id)]) ends += std::exp(logits[static_cast<size_t>(id)] - z);
+      }
+      words[p.text] += std::exp(p.log_p) * ends;
+      if (depth == search.max_pieces) continue;
+      for (int id = 0; id < V; ++id) {
+        if (begins[static_cast<size_t>(id)]) continue;
+        Partial q{p.ids, p.text + text_of(model.vocab.word(id)),
+                  p.log_p + (logits[static_cast<size_t>(id)] - z)};
+        q.ids.push_back(id);
+        longer.push_back(std::move(q));
+      }
+    }
+    keep_best(longer, search.beam);
+    beam = std::move(longer);
+  }
+  std::vector<NextWord> listed;
+  for (const auto& [text, probability] : words) {
+    if (!listable(text)) continue;
+    listed.push_back({text.starts_with(' ') ? text.substr(1) : text, probability});
+  }
+  // One word may be spelled with and without its space (" time" and a
+  // punctuation mark's "time" cannot both begin a word, but a text may
+  // differ only there): they are one word.
+  std::sort(listed.begin(), listed.end(),
+            [](const NextWord& a, const NextWord& b) { return a.word < b.word; });
+  std::vector<NextWord> merged;
+  for (NextWord& w : listed) {
+    if (!merged.empty() && merged.back().word == w.word) {
+      merged.back().probability += w.probability;
+    } else {
+      merged.push_back(std::move(w));
+    }
+  }
+  std::stable_sort(merged.begin(), merged.end(), [](const NextWord& a, const NextWord& b) {
+    return a.probability > b.probability;
+  });
+  if (merged.size() > static_cast<size_t>(k)) merged.resize(static_cast<size_t>(k));
+  return merged;
+}
+
+}  // namespace nextword

@@ -1,0 +1,43 @@
+// Whole next words from a subword model (issue 36). A word is a piece that
+// begins one (its text starts with a space, a line break or a punctuation
+// mark, or it is a byte piece of such a byte, or <unk>, <s>, </s>) and the
+// pieces after it up to the next piece that begins a word. Its probability
+// is the sum, over the piece sequences that spell it, of P(the pieces) x
+// P(the piece after them begins a word).
+//
+// The search is a beam over pieces: the `beam` most probable partial words
+// are extended by one piece at each depth, up to `max_pieces` pieces. A
+// word's probability sums the spellings the beam reached, so it is a lower
+// bound on the true one, and exact when the beam held every partial word
+// of up to max_pieces pieces and no longer one has any probability.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "predict/predictor.h"
+
+namespace nextword {
+
+struct WordSearch {
+  int beam = 16;       // partial words kept at each depth
+  int max_pieces = 8;  // longest word, in pieces
+};
+
+struct NextWord {
+  std::string word;  // its pieces' text, without the space it begins with
+  double probability = 0;
+};
+
+// Which pieces of a subword model's vocabulary begin a word (by id).
+std::vector<bool> word_beginnings(const Model& model);
+
+// The k most probable next words after `context` (a subword model's
+// pieces), best first (equal probabilities in byte order of the words);
+// words of <unk>, <s>, </s> or only white space are never listed, though
+// their probability counts. The context keeps its last max_len -
+// max_pieces pieces when it is longer.
+std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, int k,
+                                 const WordSearch& search = {});
+
+}  // namespace nextword
