@@ -8,6 +8,7 @@
 #include "base/threading.h"
 #include "math/layers.h"
 #include "predict/ranking.h"
+#include "predict/word_search.h"
 #include "text/tokenizer.h"
 #include "text/words.h"
 
@@ -219,6 +220,11 @@ std::vector<Prediction> Predictor::predict(std::vector<Encoded> inputs, int k,
                            A.begin() + state_.sequences.A_starts[b + 1]);
       }
     }
+  }
+  // A subword model speaks in words: each input's best whole next words,
+  // by the search over pieces (which reuses this predictor's passes).
+  if (model_.subword) {
+    for (Prediction& p : predictions) p.words = next_words(*this, p.input, k);
   }
   return predictions;
 }

@@ -27,9 +27,16 @@ struct Candidate {
   float logit = 0;
 };
 
+// A whole next word of a subword model (predict/word_search.h).
+struct NextWord {
+  std::string word;  // its pieces' text, without the space it begins with
+  double probability = 0;
+};
+
 struct Prediction {
   Encoded input;
   std::vector<Candidate> top;    // best first; special tokens never appear
+  std::vector<NextWord> words;   // a subword model's k best whole words (top: its pieces)
   std::vector<float> attention;  // [L][h][T][T] when asked for, else empty
 };
 

@@ -24,11 +24,6 @@ struct WordSearch {
   int max_pieces = 8;  // longest word, in pieces
 };
 
-struct NextWord {
-  std::string word;  // its pieces' text, without the space it begins with
-  double probability = 0;
-};
-
 // Which pieces of a subword model's vocabulary begin a word (by id).
 std::vector<bool> word_beginnings(const Model& model);
 

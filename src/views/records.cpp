@@ -17,7 +17,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json predictions_json(const Model& model, const Prediction& p) {
+// The k most probable next tokens (a subword model's pieces).
+json candidates_json(const Model& model, const Prediction& p) {
   json list = json::array();
   for (const Candidate& c : p.top) {
     list.push_back({{"word", model.vocab.word(c.id)},
@@ -26,6 +27,24 @@ json predictions_json(const Model& model, const Prediction& p) {
                     {"logit", shortest(c.logit)}});
   }
   return list;
+}
+
+// The k most probable next words: a subword model's whole words, or the
+// vocabulary's.
+json predictions_json(const Model& model, const Prediction& p) {
+  if (!model.subword) return candidates_json(model, p);
+  json list = json::array();
+  for (const NextWord& w : p.words) {
+    list.push_back(
+        {{"word", w.word}, {"probability", shortest(static_cast<float>(w.probability))}});
+  }
+  return list;
+}
+
+// A record's predictions; a subword model's next pieces too, as "pieces".
+void add_predictions(json& record, const Model& model, const Prediction& p) {
+  record["predictions"] = predictions_json(model, p);
+  if (model.subword) record["pieces"] = candidates_json(model, p);
 }
 
 std::string human_bytes(double bytes) {
@@ -67,17 +86,22 @@ std::string prediction_record(const Model& model, const std::string& phrase, con
                               Format format, const std::vector<std::string>& explain) {
   if (format == Format::kJson) {
     json record = input_json(phrase, p.input);
-    record["predictions"] = predictions_json(model, p);
+    add_predictions(record, model, p);
     if (!explain.empty()) record["explain"] = explain;
     return dump(record);
   }
   std::string line;
-  for (const Candidate& c : p.top) {
-    const bool tsv = format == Format::kTsv;
+  const bool tsv = format == Format::kTsv;
+  auto add = [&](std::string_view word, double probability) {
     if (!line.empty()) line += tsv ? "\t" : "  ";
-    line += model.vocab.word(c.id);
+    line += word;
     line += tsv ? '\t' : ' ';
-    line += fixed(c.probability, tsv ? 6 : 4);
+    line += fixed(probability, tsv ? 6 : 4);
+  };
+  if (model.subword) {
+    for (const NextWord& w : p.words) add(w.word, w.probability);
+  } else {
+    for (const Candidate& c : p.top) add(model.vocab.word(c.id), c.probability);
   }
   for (const std::string& why : explain) line += "\n  " + why;
   return line;
@@ -107,7 +131,7 @@ json attention_layers(const Model& model, const Prediction& p) {
 std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p) {
   json record = input_json(phrase, p.input);
   record["attention"] = attention_layers(model, p);
-  record["predictions"] = predictions_json(model, p);
+  add_predictions(record, model, p);
   return dump(record);
 }
 

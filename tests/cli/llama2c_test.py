@@ -67,7 +67,7 @@ class Llama2c(unittest.TestCase):
                        "Lily and Ben").stdout
                    for weights in (as_json, os.path.join(model, "weights.safetensors"))]
         self.assertEqual(outputs[0], outputs[1])
-        self.assertEqual(json.loads(outputs[0])["predictions"][0]["word"], " we")
+        self.assertEqual(json.loads(outputs[0])["predictions"][0]["word"], "were")
 
     def test_greedy_generate_is_run_c_byte_for_byte(self):
         with open(stories("greedy-once-upon-a-time.txt"), "rb") as f:
@@ -92,7 +92,7 @@ class Llama2c(unittest.TestCase):
         r = run("predict", "--model", model, "-f", "json", "Once upon a")
         record = json.loads(r.stdout)
         self.assertEqual(record["tokens"], ["\n<s>\n", " Once", " upon", " a"])
-        self.assertEqual(record["predictions"][0]["word"], " time")
+        self.assertEqual(record["predictions"][0]["word"], "time")
 
     def test_broken_files_are_one_line_errors(self):
         with open(stories("stories260K_v1.bin"), "rb") as f:

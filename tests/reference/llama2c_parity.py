@@ -131,7 +131,7 @@ def main():
         for phrase, line in zip(PHRASES, run.stdout.splitlines()):
             got = json.loads(line)
             ids = got["ids"]
-            listed = got["predictions"]
+            listed = got["pieces"]  # the next pieces, with ids ("predictions" are words)
             for name, (logits, attention) in (
                     ("nextword_ref", ref.forward_all(ids)),
                     ("llama2.c math", llama_forward(cfg, w, ids, torch))):
