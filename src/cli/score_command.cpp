@@ -14,6 +14,7 @@
 #include "predict/predictor.h"
 #include "predict/scorer.h"
 #include "predict/unknown_words.h"
+#include "predict/word_scores.h"
 #include "text/documents.h"
 #include "text/tokenizer.h"
 #include "views/records.h"
@@ -42,6 +43,7 @@ struct ScoreCommand {
   std::optional<double> min_perplexity, max_perplexity;
   std::string document;
   std::unique_ptr<UnknownWords> unknown_words;  // q, made at the first word outside the vocabulary
+  std::unique_ptr<Predictor> predictor;         // a subword model's word search, for ranks
 
   void add_to(CLI::App& command) {
     model.add_to(command);
@@ -117,17 +119,17 @@ struct ScoreCommand {
     std::vector<std::vector<TokenScore>> scores;
     scorer.score(streams, scores);
     for (size_t i = 0; i < lines.size(); ++i) {
-      add_spelling(m, unknown_words, inputs[i].tokens, inputs[i].ids, scores[i]);
-      const double logprob = add(m, inputs[i].ids, scores[i], tally);
+      const std::vector<WordScore> scored = words_of(m, inputs[i].tokens, inputs[i].ids, scores[i]);
+      const double logprob = add(scored, tally);
       ++tally.lines;
       if (filtering()) {
-        const double p = perplexity(logprob, static_cast<long>(scores[i].size()));
+        const double p = perplexity(logprob, static_cast<long>(scored.size()));
         if (p >= min_perplexity.value_or(0) &&
             p <= max_perplexity.value_or(std::numeric_limits<double>::infinity())) {
           write_line(lines[i]);
         }
       } else {
-        write_line(record(m, {"text", lines[i]}, inputs[i].tokens, inputs[i].ids, scores[i]));
+        write_line(record(m, {"text", lines[i]}, inputs[i].tokens, inputs[i].ids, scored));
       }
     }
   }
@@ -138,34 +140,45 @@ struct ScoreCommand {
     const std::vector<std::string> tokens = document_tokens(m, documents);
     std::vector<std::vector<TokenScore>> scores;
     scorer.score(stream, scores);
-    add_spelling(m, unknown_words, tokens, stream[0], scores[0]);
-    add(m, stream[0], scores[0], tally);
+    const std::vector<WordScore> scored = words_of(m, tokens, stream[0], scores[0]);
+    add(scored, tally);
     ++tally.lines;
-    write_line(record(m, {"document", document}, tokens, stream[0], scores[0]));
+    write_line(record(m, {"document", document}, tokens, stream[0], scored));
   }
 
-  // Adds a stream's scores to the tally; returns their sum.
-  static double add(const Model& m, const std::vector<int>& ids,
-                    const std::vector<TokenScore>& scores, Tally& tally) {
-    double sum = 0;
-    for (const TokenScore& s : scores) {
-      const bool unknown = ids[static_cast<size_t>(s.position)] == m.unk_id;
-      sum += s.logprob;
-      tally.unknown += unknown;
-      if (!unknown) tally.known_logprob += s.logprob;
+  // A stream's scores as words: unknown words spelled (q), a subword
+  // model's pieces joined into words, ranked when JSON shows the ranks.
+  std::vector<WordScore> words_of(const Model& m, const std::vector<std::string>& tokens,
+                                  const std::vector<int>& ids, std::vector<TokenScore>& scores) {
+    add_spelling(m, unknown_words, tokens, ids, scores);
+    std::vector<WordScore> scored = word_scores(m, tokens, ids, scores);
+    if (m.subword && format == "json") {
+      if (!predictor) predictor = std::make_unique<Predictor>(m);
+      rank_words(*predictor, ids, scored);
     }
-    tally.words += static_cast<long>(scores.size());
+    return scored;
+  }
+
+  // Adds a stream's words to the tally; returns their sum.
+  static double add(const std::vector<WordScore>& scored, Tally& tally) {
+    double sum = 0;
+    for (const WordScore& w : scored) {
+      sum += w.logprob;
+      tally.unknown += w.unknown;
+      if (!w.unknown) tally.known_logprob += w.logprob;
+    }
+    tally.words += static_cast<long>(scored.size());
     tally.logprob += sum;
     return sum;
   }
 
   std::string record(const Model& m, const std::pair<const char*, std::string>& source,
                      const std::vector<std::string>& tokens, const std::vector<int>& ids,
-                     const std::vector<TokenScore>& scores) const {
+                     const std::vector<WordScore>& scored) const {
     const Format f = format == "json"  ? Format::kJson
                      : format == "tsv" ? Format::kTsv
                                        : Format::kText;
-    return score_record(m, source, tokens, ids, scores, f);
+    return score_record(m, source, tokens, ids, scored, f);
   }
 };
 

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "complete/typed_text.h"
 #include "math/layers.h"
+#include "predict/word_search.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 #include "text/words.h"
@@ -50,6 +51,10 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
       cache_(options.decay),
       context_cache_(static_cast<size_t>(std::max(options.context_uses, 0)),
                      options.context_theta) {
+  if (options.learn && model.subword) {
+    throw Error(ExitCode::kUsage,
+                "learn: needs a model of whole words; this model's tokens are subword pieces");
+  }
   const Vocabulary& vocab = model.vocab;
   for (int id = 0; id < vocab.size(); ++id) {
     if (model.is_special(id) || !has_letter_or_digit(vocab.word(id))) continue;
@@ -295,21 +300,33 @@ Completion Completer::complete(std::string_view text) {
   // "states"), which the writer's case would offer twice: the more probable
   // one stands for both.
   std::unordered_set<std::string_view> offered_keys;
-  auto offer = [&](int i, double probability, Source source) {
-    const Candidate& c = candidates_[static_cast<size_t>(i)];
-    if (!c.key.starts_with(prefix_key) || !offered_keys.insert(c.key).second) return false;
+  auto offer_word = [&](const std::string& key, std::string_view word, double probability,
+                        Source source) {
+    if (!key.starts_with(prefix_key) || !offered_keys.insert(key).second) return false;
     // Offered as written: "that's" offered does not hide "that’s" once the
     // writer types ’.
-    if (options_.no_repeat && !offered_.insert(with_apostrophe(c.key, apostrophe)).second) {
+    if (options_.no_repeat && !offered_.insert(with_apostrophe(key, apostrophe)).second) {
       return false;
     }
-    const std::string_view form = cache_.form(c.key);
+    const std::string_view form = cache_.form(key);
     out.suggestions.push_back(
-        {with_apostrophe(written_form(form.empty() ? c.word : form, capital), apostrophe),
+        {with_apostrophe(written_form(form.empty() ? word : form, capital), apostrophe),
          probability, source});
     return out.suggestions.size() >= k;
   };
+  auto offer = [&](int i, double probability, Source source) {
+    const Candidate& c = candidates_[static_cast<size_t>(i)];
+    return offer_word(c.key, c.word, probability, source);
+  };
   if (k == 0) return out;
+  if (model_.subword) {
+    ++forward_passes_;  // a search: its passes share the cache
+    for (const NextWord& w : words_after(predictor_, tail, typed.prefix)) {
+      if (!has_letter_or_digit(w.word)) continue;  // as no mark is a candidate above
+      if (offer_word(fold_case(w.word), w.word, w.probability, Source::kModel)) break;
+    }
+    return out;
+  }
   if (offer_ranked(prefix_key,
                    [&](const Ranked& r) { return offer(r.candidate, r.probability, r.source); })) {
     return out;
@@ -340,6 +357,7 @@ Completion Completer::complete(std::string_view text) {
 }
 
 void Completer::prefetch(std::span<const std::string> texts) {
+  if (model_.subword) return;  // the word search runs its own passes, through the cache
   prefetched_.clear();
   std::vector<std::string> tails;
   std::vector<Encoded> inputs;

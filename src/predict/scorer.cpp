@@ -6,6 +6,7 @@
 
 #include "math/layers.h"
 #include "predict/ranking.h"
+#include "text/subword.h"
 #include "transformer/transformer.h"
 
 namespace nextword {
@@ -33,12 +34,25 @@ constexpr int kPassTokens = 2048;
 
 }  // namespace
 
+namespace {
+
+// A document's token ids: its words', or a subword model's pieces of its
+// words joined by spaces.
+std::vector<int> document_ids(const Model& model, const Document& document) {
+  if (!model.subword) return to_ids(document, model.vocab, model.unk_id, model.bos_id);
+  std::string text;
+  for (const std::string& word : document) text += (text.empty() ? "" : " ") + word;
+  return model.subword->encode(text);
+}
+
+}  // namespace
+
 std::vector<int> document_stream(const Model& model, const std::vector<Document>& documents) {
   std::vector<int> stream;
   for (const Document& document : documents) {
     if (document.empty()) continue;
     if (model.bos_id >= 0) stream.push_back(model.bos_id);
-    for (int id : to_ids(document, model.vocab, model.unk_id, model.bos_id)) stream.push_back(id);
+    for (int id : document_ids(model, document)) stream.push_back(id);
   }
   return stream;
 }
@@ -49,7 +63,11 @@ std::vector<std::string> document_tokens(const Model& model,
   for (const Document& document : documents) {
     if (document.empty()) continue;
     if (model.bos_id >= 0) tokens.push_back(model.config.bos_token);
-    tokens.insert(tokens.end(), document.begin(), document.end());
+    if (!model.subword) {
+      tokens.insert(tokens.end(), document.begin(), document.end());
+      continue;
+    }
+    for (const int id : document_ids(model, document)) tokens.push_back(model.subword->piece(id));
   }
   return tokens;
 }

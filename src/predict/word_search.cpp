@@ -7,6 +7,7 @@
 #include <span>
 
 #include "text/subword.h"
+#include "text/words.h"
 
 namespace nextword {
 namespace {
@@ -15,12 +16,6 @@ namespace {
 bool starts_word(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
          (c < 0x80 && std::ispunct(c));
-}
-
-// The bytes a piece writes in the middle of a text.
-std::string text_of(std::string_view piece) {
-  const int byte = byte_piece(piece);
-  return byte >= 0 ? std::string(1, static_cast<char>(byte)) : std::string(piece);
 }
 
 struct Partial {
@@ -46,6 +41,21 @@ double log_normalizer(std::span<const float> logits) {
   return most + std::log(sum);
 }
 
+// `word`'s text (its leading space dropped) as ASCII folds it.
+std::string folded_word(std::string_view text) {
+  if (text.starts_with(' ')) text.remove_prefix(1);
+  std::string folded(text);
+  for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return folded;
+}
+
+// Whether a partial word can still grow into a word that starts with the
+// folded prefix (one of the two starts the other).
+bool can_reach(const std::string& folded, const std::string& prefix) {
+  const size_t n = std::min(folded.size(), prefix.size());
+  return folded.compare(0, n, prefix, 0, n) == 0;
+}
+
 // A word that is listed: not only white space.
 bool listable(const std::string& word) {
   return std::any_of(word.begin(), word.end(),
@@ -57,7 +67,7 @@ bool listable(const std::string& word) {
 std::vector<bool> word_beginnings(const Model& model) {
   std::vector<bool> begins(static_cast<size_t>(model.config.vocab_size));
   for (int id = 0; id < model.config.vocab_size; ++id) {
-    const std::string text = text_of(model.vocab.word(id));
+    const std::string text = piece_text(model.vocab.word(id));
     begins[static_cast<size_t>(id)] = id <= SubwordTokenizer::kEos || text.empty() ||
                                       starts_word(static_cast<unsigned char>(text[0]));
   }
@@ -65,7 +75,7 @@ std::vector<bool> word_beginnings(const Model& model) {
 }
 
 std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, int k,
-                                 const WordSearch& search) {
+                                 const WordSearch& search, std::string_view prefix) {
   const Model& model = predictor.model();
   const int V = model.config.vocab_size;
   const std::vector<bool> begins = word_beginnings(model);
@@ -75,6 +85,7 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   const auto from = context.ids.size() > most ? context.ids.size() - most : 0;
   path.ids.assign(context.ids.begin() + static_cast<long>(from), context.ids.end());
   const size_t base = path.ids.size();
+  const std::string typed = folded_word(prefix);
 
   // Depth 1: the pieces that begin a word (not <unk>, <s> or </s>, whose
   // words are never listed).
@@ -82,8 +93,9 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   double z = log_normalizer(logits);
   std::vector<Partial> beam;
   for (int id = SubwordTokenizer::kEos + 1; id < V; ++id) {
-    if (begins[static_cast<size_t>(id)]) {
-      beam.push_back({{id}, text_of(model.vocab.word(id)), logits[static_cast<size_t>(id)] - z});
+    std::string text = piece_text(model.vocab.word(id));
+    if (begins[static_cast<size_t>(id)] && can_reach(folded_word(text), typed)) {
+      beam.push_back({{id}, std::move(text), logits[static_cast<size_t>(id)] - z});
     }
   }
   keep_best(beam, search.beam);
@@ -100,12 +112,14 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
       for (int id = 0; id < V; ++id) {
         if (begins[static_cast<size_t>(id)]) ends += std::exp(logits[static_cast<size_t>(id)] - z);
       }
-      words[p.text] += std::exp(p.log_p) * ends;
+      const std::string folded = folded_word(p.text);
+      if (folded.size() >= typed.size()) words[p.text] += std::exp(p.log_p) * ends;
       if (depth == search.max_pieces) continue;
       for (int id = 0; id < V; ++id) {
         if (begins[static_cast<size_t>(id)]) continue;
-        Partial q{p.ids, p.text + text_of(model.vocab.word(id)),
-                  p.log_p + (logits[static_cast<size_t>(id)] - z)};
+        std::string text = p.text + piece_text(model.vocab.word(id));
+        if (folded.size() < typed.size() && !can_reach(folded_word(text), typed)) continue;
+        Partial q{p.ids, std::move(text), p.log_p + (logits[static_cast<size_t>(id)] - z)};
         q.ids.push_back(id);
         longer.push_back(std::move(q));
       }
@@ -136,6 +150,14 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   });
   if (merged.size() > static_cast<size_t>(k)) merged.resize(static_cast<size_t>(k));
   return merged;
+}
+
+std::vector<NextWord> words_after(Predictor& predictor, std::string_view text,
+                                  std::string_view prefix) {
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  const WordSearch search;
+  return next_words(predictor, encode(predictor.model(), text, Unknowns::kAllow),
+                    search.beam * search.max_pieces, search, prefix);
 }
 
 }  // namespace nextword

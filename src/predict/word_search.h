@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "predict/predictor.h"
@@ -31,8 +32,17 @@ std::vector<bool> word_beginnings(const Model& model);
 // pieces), best first (equal probabilities in byte order of the words);
 // words of <unk>, <s>, </s> or only white space are never listed, though
 // their probability counts. The context keeps its last max_len -
-// max_pieces pieces when it is longer.
+// max_pieces pieces when it is longer. With a `prefix` (the start of a
+// word being typed), only words that start with it (ASCII letters in either
+// case) are searched and listed: the beam holds the partial words that can
+// still reach it.
 std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, int k,
-                                 const WordSearch& search = {});
+                                 const WordSearch& search = {}, std::string_view prefix = {});
+
+// The words after `text` that start with `prefix`, every one the search
+// finds, best first: `complete`'s on a subword model. White space ending
+// the text is the space the next word's first piece begins with.
+std::vector<NextWord> words_after(Predictor& predictor, std::string_view text,
+                                  std::string_view prefix);
 
 }  // namespace nextword

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "predict/generate.h"
+#include "predict/word_scores.h"
 #include "text/tokenizer.h"
 #include "views/attention_page.h"
 #include "views/attention_view.h"
@@ -162,8 +163,9 @@ std::vector<Answer> Worker::score(std::span<const Call* const> calls) {
     answers.push_back(answer_each(*call, [&](const std::string& text) {
       const Encoded& in = inputs[next];
       add_spelling(model_, unknown_words_, in.tokens, in.ids, scores[next], lexicon_);
-      return views::score_record(model_, {"text", text}, in.tokens, in.ids, scores[next++],
-                                 Format::kJson);
+      std::vector<WordScore> words = word_scores(model_, in.tokens, in.ids, scores[next++]);
+      if (model_.subword) rank_words(predictor_, in.ids, words);
+      return views::score_record(model_, {"text", text}, in.tokens, in.ids, words, Format::kJson);
     }));
   }
   return answers;

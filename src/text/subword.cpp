@@ -37,6 +37,11 @@ int byte_piece(std::string_view piece) {
   return value;
 }
 
+std::string piece_text(std::string_view piece) {
+  const int byte = byte_piece(piece);
+  return byte >= 0 ? std::string(1, static_cast<char>(byte)) : std::string(piece);
+}
+
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file) {
   if (vocab_size <= 0) {
     throw model_error(file, "vocab_size", "must be positive, not " + std::to_string(vocab_size));

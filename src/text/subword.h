@@ -35,6 +35,9 @@ struct SubwordPieces {
 // The byte NN of a piece "<0xNN>" (two upper-case hex digits, as
 // sentencepiece writes them), else -1.
 int byte_piece(std::string_view piece);
+// The bytes a piece writes in the middle of a text: a byte piece's byte,
+// any other piece's text.
+std::string piece_text(std::string_view piece);
 
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file);
 

@@ -127,7 +127,7 @@ void fill_shared_view(std::string& page, const std::string& file) {
 json attention_page_data(const Model& model, const std::string& phrase, const Prediction& p,
                          int word) {
   const Config& c = model.config;
-  const std::vector<std::string>& words = p.input.tokens;
+  const std::vector<std::string> words = shown_tokens(model, p.input.tokens);
   const size_t T = words.size();
   // views[layer + 1][head + 1]: each row's visible cells (the keys before
   // the causal mask) as looks, and its hover line.
@@ -151,11 +151,17 @@ json attention_page_data(const Model& model, const std::string& phrase, const Pr
     views.push_back(std::move(heads));
   }
   json predictions = json::array();
-  for (const Candidate& cand : p.top) {
+  auto predict = [&](const std::string& shown, double probability) {
     char text[32];
-    std::snprintf(text, sizeof text, " %.1f%%", cand.probability * 100.0);
-    predictions.push_back({{"text", std::string(model.vocab.word(cand.id)) + text},
-                           {"bar", std::to_string(std::lround(cand.probability * 200.0)) + "px"}});
+    std::snprintf(text, sizeof text, " %.1f%%", probability * 100.0);
+    predictions.push_back(
+        {{"text", shown + text}, {"bar", std::to_string(std::lround(probability * 200.0)) + "px"}});
+  };
+  // A subword model predicts whole words (predict/word_search.h).
+  for (const NextWord& w : p.words) predict(w.word, w.probability);
+  if (!model.subword) {
+    for (const Candidate& cand : p.top)
+      predict(std::string(model.vocab.word(cand.id)), cand.probability);
   }
   const Inspection inspection(model, p.input);
   json lens = lens_view(inspection, looks);

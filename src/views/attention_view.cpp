@@ -43,6 +43,36 @@ size_t width_of(const std::string& s) {
   return n;
 }
 
+std::string shown_token(const Model& model, std::string_view token) {
+  if (!model.subword) return std::string(token);
+  std::string out;
+  if (token.starts_with(' ')) {
+    out = "\u2581";
+    token.remove_prefix(1);
+  }
+  for (const char c : token) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> shown_tokens(const Model& model, const std::vector<std::string>& tokens) {
+  std::vector<std::string> out;
+  for (const std::string& t : tokens) out.push_back(shown_token(model, t));
+  return out;
+}
+
+std::string token_noun(const Model& model) { return model.subword ? "piece" : "word"; }
+
 std::string fit(const std::string& s, size_t width) {
   std::string out;
   size_t n = 0;
@@ -124,7 +154,7 @@ Color terminal_color() {
 std::string attention_text(const Model& model, const Prediction& p, AttentionChoice choice,
                            Color color) {
   const Config& c = model.config;
-  const std::vector<std::string>& words = p.input.tokens;
+  const std::vector<std::string> words = shown_tokens(model, p.input.tokens);
   const size_t T = words.size();
   const std::vector<float> m = attention_matrix(c, p, choice);
   size_t label = 4, column = 3;
@@ -132,8 +162,8 @@ std::string attention_text(const Model& model, const Prediction& p, AttentionCho
     label = std::max(label, std::min<size_t>(width_of(w), 16));
     column = std::max(column, std::min<size_t>(width_of(w), 6));
   }
-  std::string out = "attention, " + choice.describe(c) +
-                    " (rows: the word attending; columns: the word attended to)\n";
+  std::string out = "attention, " + choice.describe(c) + " (rows: the " + token_noun(model) +
+                    " attending; columns: the " + token_noun(model) + " attended to)\n";
   out += std::string(label + 1, ' ');
   for (const std::string& w : words) out += fit(w, column) + " ";
   while (out.back() == ' ') out.pop_back();
@@ -179,7 +209,7 @@ std::string attention_text(const Model& model, const Prediction& p, AttentionCho
 
 std::string attention_svg(const Model& model, const Prediction& p, AttentionChoice choice) {
   const Config& c = model.config;
-  const std::vector<std::string>& words = p.input.tokens;
+  const std::vector<std::string> words = shown_tokens(model, p.input.tokens);
   const size_t T = words.size();
   const std::vector<float> m = attention_matrix(c, p, choice);
   size_t longest = 1;
@@ -233,7 +263,7 @@ std::string attention_bertviz(const Model& model, const Prediction& p) {
 
 std::vector<std::string> explain_lines(const Model& model, const Prediction& p) {
   const Config& c = model.config;
-  const std::vector<std::string>& words = p.input.tokens;
+  const std::vector<std::string> words = shown_tokens(model, p.input.tokens);
   const size_t T = words.size();
   std::vector<std::string> lines;
   if (T == 0) return lines;

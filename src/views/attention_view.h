@@ -28,6 +28,15 @@ size_t width_of(const std::string& s);
 // The first `width` characters of s, padded with spaces to `width`.
 std::string fit(const std::string& s, size_t width);
 
+// A token as text and pictures show it: a word as it is; a subword model's
+// piece with its leading space as U+2581 (sentencepiece's own mark) and
+// control bytes escaped ("\\n"), so that a piece reads as a piece and a
+// row stays one line.
+std::string shown_token(const Model& model, std::string_view token);
+std::vector<std::string> shown_tokens(const Model& model, const std::vector<std::string>& tokens);
+// What the model's tokens are, for headings: "word" or "piece".
+std::string token_noun(const Model& model);
+
 // The chosen [T, T] matrix from p.attention ([L][h][T][T]).
 std::vector<float> attention_matrix(const Config& c, const Prediction& p, AttentionChoice choice);
 // True when query q cannot see key k (a later word, in a causal model).

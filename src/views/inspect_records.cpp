@@ -57,14 +57,15 @@ std::string matrix_text(const float* data, const std::vector<std::string>& row_l
 // matrix per head for [T, h, d_head] and [h, T, T].
 std::string activation_text(const Inspection& inspection, const NamedActivation& a) {
   const Model& model = inspection.model();
-  const std::vector<std::string>& tokens = inspection.input().tokens;
+  const std::vector<std::string> tokens = shown_tokens(model, inspection.input().tokens);
   std::string shape;
   for (int n : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(n);
   std::string out = a.name + " [" + shape + "]  " + a.formula + "\n";
   const auto T = static_cast<int>(tokens.size());
   if (a.axes == Axes::kVocabulary) {
     std::vector<std::string> words;
-    for (int id = 0; id < a.shape[0]; ++id) words.emplace_back(model.vocab.word(id));
+    for (int id = 0; id < a.shape[0]; ++id)
+      words.push_back(shown_token(model, model.vocab.word(id)));
     return out + matrix_text(a.data.data(), words, 1, {});
   }
   if (a.axes == Axes::kPosition) return out + matrix_text(a.data.data(), tokens, a.shape[1], {});
@@ -140,7 +141,7 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
                         const std::vector<PositionLens>& lens, Format format) {
   const Model& model = inspection.model();
   if (format == Format::kJson) {
-    json record = input_json(phrase, inspection.input());
+    json record = input_json(inspection.model(), phrase, inspection.input());
     record["layers"] = lens_json(model, lens);
     return dump(record);
   }
@@ -148,21 +149,25 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
   for (const PositionLens& at : lens) {
     if (at.steps.empty()) continue;
     const std::vector<Candidate>& last = at.steps.back().top;
-    const std::string word = last.empty() ? "?" : std::string(model.vocab.word(last.front().id));
+    const std::string word =
+        last.empty() ? "?" : shown_token(model, model.vocab.word(last.front().id));
+    // A subword model's tokens are named pieces.
+    const std::string piece = model.subword ? "piece " : "";
     if (!out.empty()) out += "\n";
-    out += "after \"" + inspection.input().tokens[static_cast<size_t>(at.position)] +
+    out += "after " + piece + "\"" +
+           shown_token(model, inspection.input().tokens[static_cast<size_t>(at.position)]) +
            "\" (position " + std::to_string(at.position) + "): the lens at each step\n";
     const std::string heading = "\"" + word + "\" rank";
     const size_t rank_width = std::max<size_t>(width_of(heading), 6);
     out += "step   " + std::string(rank_width - width_of(heading), ' ') + heading +
-           "  probability  top words\n";
+           "  probability  top " + token_noun(model) + "s\n";
     for (const LensStep& s : at.steps) {
       const std::string rank = std::to_string(s.final_word_rank);
       std::string line = fit(step_label(s.step), 7) +
                          std::string(rank_width - std::min(rank.size(), rank_width), ' ') + rank +
                          "  " + fixed(s.final_word_probability, 4) + "       ";
       for (const Candidate& c : s.top) {
-        line += std::string(model.vocab.word(c.id)) + " " + fixed(c.probability, 4) + "  ";
+        line += shown_token(model, model.vocab.word(c.id)) + " " + fixed(c.probability, 4) + "  ";
       }
       while (line.ends_with(' ')) line.pop_back();
       out += line + "\n";
@@ -175,7 +180,7 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
 std::string trace_record(const std::string& phrase, const Inspection& inspection,
                          const std::vector<NamedActivation>& activations, Format format) {
   if (format == Format::kJson) {
-    json record = input_json(phrase, inspection.input());
+    json record = input_json(inspection.model(), phrase, inspection.input());
     json all = json::object();
     for (const NamedActivation& a : activations) {
       json data = json::array();
@@ -195,7 +200,7 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
                                const Attribution& a, Format format) {
   const Model& model = inspection.model();
   if (format == Format::kJson) {
-    json record = input_json(phrase, inspection.input());
+    json record = input_json(inspection.model(), phrase, inspection.input());
     record.update(attribution_json(model, a));
     return dump(record);
   }
@@ -210,9 +215,11 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
   std::stable_sort(parts.begin(), parts.end(), [](const LogitPart& x, const LogitPart& y) {
     return std::abs(x.value) > std::abs(y.value);
   });
+  const std::string piece = model.subword ? "piece " : "";
   std::string out =
-      "logit of \"" + std::string(model.vocab.word(a.id)) + "\" (id " + std::to_string(a.id) +
-      ") after \"" + join(inspection.input().tokens) + "\": " + fixed(a.logit, 4) + " = " +
+      "logit of " + piece + "\"" + shown_token(model, model.vocab.word(a.id)) + "\" (id " +
+      std::to_string(a.id) + ") after " + (model.subword ? "pieces " : "") + "\"" +
+      join(shown_tokens(model, inspection.input().tokens)) + "\": " + fixed(a.logit, 4) + " = " +
       fixed(sum, 4) + " (" + std::to_string(a.parts.size()) +
       (a.parts.size() == 1 ? " part) " : " parts) ") + (a.constant < 0 ? "- " : "+ ") +
       fixed(std::abs(a.constant), 4) + " (constant: " + constant_terms(model) + ")\n";

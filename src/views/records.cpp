@@ -68,12 +68,14 @@ std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-json input_json(const std::string& phrase, const Encoded& input) {
-  return {{"phrase", phrase},
-          {"tokens", input.tokens},
-          {"ids", input.ids},
-          {"unknown", input.unknown},
-          {"truncated", input.truncated}};
+json input_json(const Model& model, const std::string& phrase, const Encoded& input) {
+  json record = {{"phrase", phrase}, {"tokens", input.tokens}};
+  // A subword model's tokens are labelled pieces.
+  if (model.subword) record["token_unit"] = "piece";
+  record["ids"] = input.ids;
+  record["unknown"] = input.unknown;
+  record["truncated"] = input.truncated;
+  return record;
 }
 
 std::string fixed(double value, int decimals) {
@@ -85,7 +87,7 @@ std::string fixed(double value, int decimals) {
 std::string prediction_record(const Model& model, const std::string& phrase, const Prediction& p,
                               Format format, const std::vector<std::string>& explain) {
   if (format == Format::kJson) {
-    json record = input_json(phrase, p.input);
+    json record = input_json(model, phrase, p.input);
     add_predictions(record, model, p);
     if (!explain.empty()) record["explain"] = explain;
     return dump(record);
@@ -129,7 +131,7 @@ json attention_layers(const Model& model, const Prediction& p) {
 }
 
 std::string attention_record(const Model& model, const std::string& phrase, const Prediction& p) {
-  json record = input_json(phrase, p.input);
+  json record = input_json(model, phrase, p.input);
   record["attention"] = attention_layers(model, p);
   add_predictions(record, model, p);
   return dump(record);
@@ -243,36 +245,48 @@ double perplexity(double logprob, long words) {
 
 std::string score_record(const Model& m, const std::pair<const char*, std::string>& source,
                          const std::vector<std::string>& tokens, const std::vector<int>& ids,
-                         const std::vector<TokenScore>& scores, Format format) {
+                         const std::vector<WordScore>& words, Format format) {
   double logprob = 0;
   int oov = 0;
   json list = json::array();
   std::string text;
-  for (const TokenScore& s : scores) {
-    const auto t = static_cast<size_t>(s.position);
-    const bool unknown = ids[t] == m.unk_id;
-    logprob += s.logprob;
-    oov += unknown;
+  for (const WordScore& w : words) {
+    logprob += w.logprob;
+    oov += w.unknown;
     if (format == Format::kJson) {
-      list.push_back({{"word", tokens[t]},
-                      {"id", ids[t]},
-                      {"logprob", s.logprob},
-                      {"rank", s.rank},
-                      {"unknown", unknown}});
+      json entry = {{"word", w.word}};
+      // A subword model's word: its pieces' ids.
+      if (m.subword) {
+        entry["ids"] = w.ids;
+      } else {
+        entry["id"] = w.ids[0];
+      }
+      entry["logprob"] = w.logprob;
+      entry["rank"] = w.rank;
+      entry["unknown"] = w.unknown;
+      list.push_back(std::move(entry));
     } else if (format == Format::kText) {
-      text += tokens[t] + "=" + std::to_string(ids[t]) + " " + fixed(s.logprob, 4) + "\t";
+      text += w.word;
+      text += '=';
+      for (size_t i = 0; i < w.ids.size(); ++i) {
+        if (i > 0) text += '+';
+        text += std::to_string(w.ids[i]);
+      }
+      text += ' ';
+      text += fixed(w.logprob, 4);
+      text += '\t';
     }
   }
-  const double p = perplexity(logprob, static_cast<long>(scores.size()));
+  const double p = perplexity(logprob, static_cast<long>(words.size()));
   if (format == Format::kTsv) {
     return fixed(logprob, 6) + "\t" + fixed(p, 6) + "\t" + std::to_string(oov) + "\t" +
-           std::to_string(scores.size());
+           std::to_string(words.size());
   }
   if (format == Format::kText)
     return text + "Total: " + fixed(logprob, 4) + " OOV: " + std::to_string(oov);
   json r = {{source.first, source.second}, {"tokens", tokens}, {"ids", ids}, {"words", list}};
   r["logprob"] = logprob;
-  r["perplexity"] = scores.empty() ? json(nullptr) : json(p);
+  r["perplexity"] = words.empty() ? json(nullptr) : json(p);
   r["oov"] = oov;
   return dump(r);
 }

@@ -12,6 +12,7 @@
 #include "model/model_file.h"
 #include "predict/predictor.h"
 #include "predict/scorer.h"
+#include "predict/word_scores.h"
 
 namespace nextword::views {
 
@@ -23,8 +24,10 @@ double shortest(float value);
 // A record as one line of JSON, fields in the documented order; invalid
 // UTF-8 (from a phrase) is replaced rather than refused.
 std::string dump(const nlohmann::ordered_json& record);
-// {"phrase", "tokens", "ids", "unknown", "truncated"}: how a record starts.
-nlohmann::ordered_json input_json(const std::string& phrase, const Encoded& input);
+// {"phrase", "tokens", "ids", "unknown", "truncated"}: how a record starts;
+// a subword model's adds "token_unit": "piece" after "tokens".
+nlohmann::ordered_json input_json(const Model& model, const std::string& phrase,
+                                  const Encoded& input);
 // printf's %.Nf.
 std::string fixed(double value, int decimals);
 
@@ -59,12 +62,14 @@ std::string generate_record(const Generated& g, Format format);
 
 // `score`'s record of one stream (a line, or a whole document): `source` is
 // {"text", the line} or {"document", the file}; `tokens` and `ids` the
-// stream's. Text: KenLM's query format; TSV: logprob, perplexity, OOV, words;
-// JSON {source, "tokens", "ids", "words": [{"word", "id", "logprob", "rank",
-// "unknown"}], "logprob", "perplexity", "oov"}.
+// stream's, `words` its scores (predict/word_scores.h). Text: KenLM's query
+// format (a subword model's word=id+id...); TSV: logprob, perplexity, OOV,
+// words; JSON {source, "tokens", "ids", "words": [{"word", "id" (a subword
+// model: "ids", its pieces'), "logprob", "rank", "unknown"}], "logprob",
+// "perplexity", "oov"}.
 std::string score_record(const Model& model, const std::pair<const char*, std::string>& source,
                          const std::vector<std::string>& tokens, const std::vector<int>& ids,
-                         const std::vector<TokenScore>& scores, Format format);
+                         const std::vector<WordScore>& words, Format format);
 // e^(-logprob / words); NaN for no words.
 double perplexity(double logprob, long words);
 

@@ -8,8 +8,10 @@ print the prompt's 4 pieces, then one new piece each: 252).
 
     python3 tests/cli/llama2c_test.py build/nextword data ../shared/models
 """
+import http.client
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -93,6 +95,113 @@ class Llama2c(unittest.TestCase):
         record = json.loads(r.stdout)
         self.assertEqual(record["tokens"], ["\n<s>\n", " Once", " upon", " a"])
         self.assertEqual(record["predictions"][0]["word"], "time")
+
+    def test_complete_offers_whole_words_that_fit_what_is_typed(self):
+        model = self.models[1]
+        r = run("complete", "--model", model, "-f", "json", "-k", "4",
+                stdin="Once upon a ti\nLily and Ben went to the p\nOnce upon a time, there was a \n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        records = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(records[0]["suggestions"][0]["word"], "time")
+        self.assertGreater(records[0]["suggestions"][0]["probability"], 0.9)
+        for record in records:
+            words = [s["word"] for s in record["suggestions"]]
+            self.assertEqual(len(words), 4, record)
+            for word in words:
+                self.assertTrue(word.lower().startswith(record["prefix"]), record)
+                self.assertRegex(word, r"^\w")  # a word, not a piece or a mark
+            probabilities = [s["probability"] for s in record["suggestions"]]
+            self.assertEqual(probabilities, sorted(probabilities, reverse=True))
+        self.assertEqual(records[1]["suggestions"][0]["word"], "park")
+        self.assertEqual(records[2]["suggestions"][0]["word"], "little")
+        # The writer's capital.
+        r = run("complete", "--model", model, "-k", "1", "Once upon a Ti")
+        self.assertEqual(r.stdout.split(), ["Time"])
+        r = run("complete", "--model", model, "--learn", "Once upon")
+        self.assertEqual(r.returncode, USAGE, r.stderr)
+        self.assertIn("learn: needs a model of whole words", r.stderr)
+
+    def test_score_speaks_in_words_whose_pieces_sum(self):
+        model = self.models[0]
+        line = "Once upon a time there was a little girl"
+        text = run("score", "--model", model, "-q", line).stdout
+        self.assertTrue(text.startswith("Once=403 -0.2437\tupon=407 "), text)
+        self.assertIn("\tgirl=298+315+421 ", text)
+        record = json.loads(run("score", "--model", model, "-q", "-f", "json", line).stdout)
+        self.assertEqual([w["word"] for w in record["words"]], line.split())
+        self.assertAlmostEqual(sum(w["logprob"] for w in record["words"]), record["logprob"])
+        self.assertEqual([w["rank"] for w in record["words"]][:4], [1, 1, 1, 1])
+        r = run("score", "--model", model, "-f", "tsv", line)
+        self.assertEqual(r.stdout.split("\t")[3].strip(), "9")
+        self.assertIn("9 words", r.stderr)
+
+    def test_inspection_labels_pieces(self):
+        model = self.models[0]
+        lens = run("lens", "--model", model, "Lily went to the").stdout.splitlines()
+        self.assertEqual(lens[0], 'after piece "\u2581the" (position 5): the lens at each step')
+        self.assertTrue(lens[1].endswith("top pieces"), lens[1])
+        attribute = run("attribute", "--model", model, "Lily went to the").stdout
+        self.assertTrue(attribute.startswith(
+            'logit of piece "\u2581p" (id 282) after pieces "\\n<s>\\n \u2581Lily \u2581w ent '
+            '\u2581to \u2581the": '), attribute)
+        attention = run("attention", "--model", model, "-f", "text", "Lily went").stdout
+        self.assertIn("(rows: the piece attending; columns: the piece attended to)", attention)
+        for command in ("lens", "trace", "attribute", "attention"):
+            record = json.loads(run(command, "--model", model, "-f", "json", "Lily").stdout)
+            self.assertEqual(record["token_unit"], "piece", command)
+            self.assertEqual(record["tokens"], ["\n<s>\n", " Lily"], command)
+
+    def test_serve_and_lsp_speak_in_words(self):
+        model = self.models[1]
+        server = subprocess.Popen([cli_common.NEXTWORD, "serve", "--port", "0", "--model", model],
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            port = int(re.search(r"127\.0\.0\.1:(\d+) ", server.stderr.readline()).group(1))
+            answers = {}
+            for path, body in (("/v1/predict", {"phrase": "Lily and Ben went to the"}),
+                               ("/v1/complete", {"text": "Lily and Ben went to the p"}),
+                               ("/v1/score", {"text": "a little girl"})):
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                connection.request("POST", path, body=json.dumps(body))
+                response = connection.getresponse()
+                self.assertEqual(response.status, 200, path)
+                answers[path] = json.loads(response.read())
+                connection.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            server.stderr.close()
+        self.assertEqual(answers["/v1/predict"]["predictions"][0]["word"], "park")
+        self.assertEqual(answers["/v1/complete"]["suggestions"][0]["word"], "park")
+        self.assertEqual([w["word"] for w in answers["/v1/score"]["words"]],
+                         ["a", "little", "girl"])
+
+        def frame(message):
+            data = json.dumps(message).encode()
+            return b"Content-Length: %d\r\n\r\n" % len(data) + data
+
+        uri = "file:///story.md"
+        text = "Lily and Ben went to the p"
+        messages = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": uri, "languageId": "markdown", "version": 1, "text": text}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "textDocument/completion", "params": {
+                "textDocument": {"uri": uri}, "position": {"line": 0, "character": len(text)}}},
+            {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+            {"jsonrpc": "2.0", "method": "exit"}]
+        r = subprocess.run([cli_common.NEXTWORD, "lsp", "--model", model],
+                           input=b"".join(frame(m) for m in messages), capture_output=True,
+                           timeout=120, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        replies = [json.loads(body) for body in
+                   re.split(rb"Content-Length: \d+\r\n\r\n", r.stdout) if body]
+        completion = next(m for m in replies if m.get("id") == 2)["result"]
+        labels = [item["label"] for item in completion["items"]]
+        self.assertEqual(labels[0], "park", labels)
+        self.assertTrue(all(label.startswith("p") for label in labels), labels)
 
     def test_broken_files_are_one_line_errors(self):
         with open(stories("stories260K_v1.bin"), "rb") as f:

@@ -125,11 +125,15 @@ def main():
         subprocess.run([args.nextword, "convert", checkpoint, "--tokenizer",
                         os.path.join(stories, "tok512.bin"), model], check=True)
         ref = Model(os.path.join(model, "vocab.json"), os.path.join(model, "weights.safetensors"))
-        run = subprocess.run([args.nextword, "attention", "--model", model, "-q", "-k", "40"],
-                             input="\n".join(PHRASES) + "\n", capture_output=True, text=True,
-                             check=True)
-        for phrase, line in zip(PHRASES, run.stdout.splitlines()):
-            got = json.loads(line)
+
+        def records(*command):
+            """(phrase, record) of `nextword COMMAND --model M -q` over PHRASES."""
+            run = subprocess.run([args.nextword, *command, "--model", model, "-q"],
+                                 input="\n".join(PHRASES) + "\n", capture_output=True,
+                                 text=True, check=True)
+            return [(p, json.loads(line)) for p, line in zip(PHRASES, run.stdout.splitlines())]
+
+        for phrase, got in records("attention", "-k", "40"):
             ids = got["ids"]
             listed = got["pieces"]  # the next pieces, with ids ("predictions" are words)
             for name, (logits, attention) in (
@@ -154,6 +158,27 @@ def main():
                     if error > TOLERANCE:
                         failures.append("%r against %s: %s relative error %.3g" % (
                             phrase, name, key, error))
+        # score: each word's log-probability is the sum of its pieces' under
+        # llama2.c's math, and the words' pieces are the text's, in order.
+        for phrase, got in records("score", "-f", "json"):
+            ids = got["ids"]
+            pieces = [i for word in got["words"] for i in word["ids"]]
+            if pieces != ids[1:]:
+                failures.append("%r: score's words hold pieces %r, not %r" % (
+                    phrase, pieces, ids[1:]))
+                continue
+            logits, _ = llama_forward(cfg, w, ids, torch)
+            logprobs = torch.log_softmax(logits.double(), dim=-1)
+            at, got_sums, want_sums = 1, [], []
+            for word in got["words"]:
+                want_sums.append(sum(logprobs[at + j - 1][i].item()
+                                     for j, i in enumerate(word["ids"])))
+                got_sums.append(word["logprob"])
+                at += len(word["ids"])
+            error = relative_error(got_sums, want_sums)
+            worst["score"] = max(worst.get("score", 0.0), error)
+            if error > TOLERANCE:
+                failures.append("%r: score's word logprobs, relative error %.3g" % (phrase, error))
     for failure in failures:
         print("FAIL " + failure)
     print("llama2c parity: %d phrases against nextword_ref and llama2.c's math; largest "

@@ -4,10 +4,12 @@
 #include "predict/word_search.h"
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cmath>
 #include <map>
 
 #include "encoded_input.h"
+#include "predict/word_scores.h"
 #include "test_models.h"
 
 using namespace nextword;
@@ -100,5 +102,63 @@ TEST_CASE("the word search sums every spelling a brute force finds, or less", "[
     const std::vector<NextWord> top = next_words(p, testing::encoded(m, context), 3, {1000, 3});
     REQUIRE(top.size() == 3);
     for (size_t i = 0; i < 3; ++i) CHECK(top[i].word == all[i].word);
+  }
+}
+
+TEST_CASE("a typed prefix keeps the words that start with it, with the same probabilities",
+          "[predict]") {
+  const Model m = tiny_subword_model();
+  const std::vector<int> context{1, 3, 5};
+  const std::map<std::string, double> truth = brute_force(m, context, 3);
+  Predictor p(m);
+  // "a", "ac", "ad", "acc", ... start with "a"; "ac" is one piece more; "A"
+  // is "a" to ASCII folding; "c" starts no word (it goes on one).
+  for (const auto& [prefix, expected] : std::vector<std::pair<std::string, size_t>>{
+           {"a", 7}, {"A", 7}, {"ac", 3}, {"acd", 1}, {"c", 0}, {"bd", 3}, {",", 7}}) {
+    INFO(prefix);
+    const std::vector<NextWord> words =
+        next_words(p, testing::encoded(m, context), 100, WordSearch{1000, 3}, prefix);
+    CHECK(words.size() == expected);
+    std::string folded = prefix;
+    for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const NextWord& w : words) {
+      INFO(w.word);
+      CHECK(w.word.starts_with(folded));
+      REQUIRE(truth.count(w.word) == 1);
+      CHECK(w.probability == Approx(truth.at(w.word)).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("score's words join a subword stream's pieces and sum their log-probabilities",
+          "[predict]") {
+  const Model m = tiny_subword_model();
+  // <s> " a" "c" "," " b" "d" "d" " a"
+  const std::vector<int> ids{1, 3, 5, 7, 4, 6, 6, 3};
+  std::vector<std::string> tokens;
+  for (const int id : ids) tokens.emplace_back(m.vocab.word(id));
+  std::vector<TokenScore> scores;
+  for (int t = 1; t < static_cast<int>(ids.size()); ++t) scores.push_back({t, -0.5 * t, t});
+  std::vector<WordScore> words = word_scores(m, tokens, ids, scores);
+  REQUIRE(words.size() == 4);
+  CHECK(words[0].word == "ac");
+  CHECK(words[0].ids == std::vector<int>{3, 5});
+  CHECK(words[0].logprob == -0.5 * (1 + 2));
+  CHECK(words[1].word == ",");
+  CHECK(words[1].position == 3);
+  CHECK(words[2].word == "bdd");
+  CHECK(words[2].logprob == -0.5 * (4 + 5 + 6));
+  CHECK(words[3].word == "a");
+  // Ranks from the search: the word's place among the words it lists.
+  Predictor p(m);
+  rank_words(p, ids, words);
+  for (const WordScore& w : words) {
+    INFO(w.word);
+    Encoded context = testing::encoded(m, std::vector<int>(ids.begin(), ids.begin() + w.position));
+    const std::vector<NextWord> listed = next_words(p, context, 1000);
+    size_t at = 0;
+    while (at < listed.size() && listed[at].word != w.word) ++at;
+    CHECK(w.rank == static_cast<int>(at) + 1);
+    CHECK(at < listed.size());
   }
 }
