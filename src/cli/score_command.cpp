@@ -137,7 +137,7 @@ struct ScoreCommand {
   void score_document(const Model& m, Scorer& scorer, Tally& tally) {
     const std::vector<Document> documents = read_documents({document}, m.config.tokenizer);
     std::vector<std::vector<int>> stream{document_stream(m, documents)};
-    const std::vector<std::string> tokens = document_tokens(m, documents);
+    const std::vector<std::string> tokens = document_tokens(m, documents, stream[0]);
     std::vector<std::vector<TokenScore>> scores;
     scorer.score(stream, scores);
     const std::vector<WordScore> scored = words_of(m, tokens, stream[0], scores[0]);

@@ -28,7 +28,8 @@ EvalResult evaluate(const Model& model, const std::vector<Document>& documents,
   std::vector<std::vector<TokenScore>> scores;
   Scorer(model).score(stream, scores, progress);
   std::unique_ptr<UnknownWords> unknown_words;
-  add_spelling(model, unknown_words, document_tokens(model, documents), stream[0], scores[0]);
+  add_spelling(model, unknown_words, document_tokens(model, documents, stream[0]), stream[0],
+               scores[0]);
   double ce_sum = 0;
   for (const TokenScore& s : scores[0]) {
     const bool unknown = stream[0][static_cast<size_t>(s.position)] == model.unk_id;

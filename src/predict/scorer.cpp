@@ -32,10 +32,6 @@ namespace {
 // ([rows, V] floats) stay in tens of MB.
 constexpr int kPassTokens = 2048;
 
-}  // namespace
-
-namespace {
-
 // A document's token ids: its words', or a subword model's pieces of its
 // words joined by spaces.
 std::vector<int> document_ids(const Model& model, const Document& document) {
@@ -57,17 +53,19 @@ std::vector<int> document_stream(const Model& model, const std::vector<Document>
   return stream;
 }
 
-std::vector<std::string> document_tokens(const Model& model,
-                                         const std::vector<Document>& documents) {
+std::vector<std::string> document_tokens(const Model& model, const std::vector<Document>& documents,
+                                         const std::vector<int>& stream) {
+  // A subword model's tokens are the stream's pieces (bos among them).
+  if (model.subword) {
+    std::vector<std::string> pieces;
+    for (const int id : stream) pieces.emplace_back(model.vocab.word(id));
+    return pieces;
+  }
   std::vector<std::string> tokens;
   for (const Document& document : documents) {
     if (document.empty()) continue;
     if (model.bos_id >= 0) tokens.push_back(model.config.bos_token);
-    if (!model.subword) {
-      tokens.insert(tokens.end(), document.begin(), document.end());
-      continue;
-    }
-    for (const int id : document_ids(model, document)) tokens.push_back(model.subword->piece(id));
+    tokens.insert(tokens.end(), document.begin(), document.end());
   }
   return tokens;
 }

@@ -33,9 +33,11 @@ struct TokenScore {
 // document after a bos, back to back. Contexts slide over it across
 // document ends, as the training windows do.
 std::vector<int> document_stream(const Model& model, const std::vector<Document>& documents);
-// The same stream's tokens as written (bos as the model's bos token).
-std::vector<std::string> document_tokens(const Model& model,
-                                         const std::vector<Document>& documents);
+// The tokens of document_stream(model, documents) as written: the
+// documents' words (bos as the model's bos token), or a subword model's
+// pieces.
+std::vector<std::string> document_tokens(const Model& model, const std::vector<Document>& documents,
+                                         const std::vector<int>& stream);
 
 // Not thread-safe: it reuses its buffers from call to call.
 class Scorer {

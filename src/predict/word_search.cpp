@@ -24,11 +24,20 @@ struct Partial {
   double log_p = 0;
 };
 
+// A partial word one piece longer, before the beam keeps it: the beam's
+// entry it extends and the piece, so that only the kept ones are spelled out.
+struct Extension {
+  size_t parent;
+  int id;
+  double log_p;
+};
+
 // The `beam` most probable of `all`, best first.
-void keep_best(std::vector<Partial>& all, int beam) {
+template <class T>
+void keep_best(std::vector<T>& all, int beam) {
   const auto kept = std::min(all.size(), static_cast<size_t>(beam));
   std::partial_sort(all.begin(), all.begin() + static_cast<long>(kept), all.end(),
-                    [](const Partial& a, const Partial& b) { return a.log_p > b.log_p; });
+                    [](const T& a, const T& b) { return a.log_p > b.log_p; });
   all.resize(kept);
 }
 
@@ -54,6 +63,16 @@ std::string folded_word(std::string_view text) {
 bool can_reach(const std::string& folded, const std::string& prefix) {
   const size_t n = std::min(folded.size(), prefix.size());
   return folded.compare(0, n, prefix, 0, n) == 0;
+}
+
+// can_reach(folded + `piece` folded, prefix), without spelling it out: a
+// piece after the first never holds the word's leading space.
+bool can_reach_with(const std::string& folded, std::string_view piece, const std::string& prefix) {
+  for (size_t i = 0; i < piece.size() && folded.size() + i < prefix.size(); ++i) {
+    const auto c = static_cast<char>(std::tolower(static_cast<unsigned char>(piece[i])));
+    if (c != prefix[folded.size() + i]) return false;
+  }
+  return true;
 }
 
 // A word that is listed: not only white space.
@@ -100,9 +119,11 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   }
   keep_best(beam, search.beam);
   std::map<std::string, double> words;  // the word's text (its space kept) -> probability
+  std::vector<Extension> longer;
   for (int depth = 1; depth <= search.max_pieces && !beam.empty(); ++depth) {
-    std::vector<Partial> longer;
-    for (const Partial& p : beam) {
+    longer.clear();
+    for (size_t b = 0; b < beam.size(); ++b) {
+      const Partial& p = beam[b];
       path.ids.resize(base);
       path.ids.insert(path.ids.end(), p.ids.begin(), p.ids.end());
       logits = predictor.next_logits(path);
@@ -117,15 +138,21 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
       if (depth == search.max_pieces) continue;
       for (int id = 0; id < V; ++id) {
         if (begins[static_cast<size_t>(id)]) continue;
-        std::string text = p.text + piece_text(model.vocab.word(id));
-        if (folded.size() < typed.size() && !can_reach(folded_word(text), typed)) continue;
-        Partial q{p.ids, std::move(text), p.log_p + (logits[static_cast<size_t>(id)] - z)};
-        q.ids.push_back(id);
-        longer.push_back(std::move(q));
+        if (folded.size() < typed.size() &&
+            !can_reach_with(folded, piece_text(model.vocab.word(id)), typed)) {
+          continue;
+        }
+        longer.push_back({b, id, p.log_p + (logits[static_cast<size_t>(id)] - z)});
       }
     }
     keep_best(longer, search.beam);
-    beam = std::move(longer);
+    std::vector<Partial> kept;
+    for (const Extension& e : longer) {
+      const Partial& parent = beam[e.parent];
+      kept.push_back({parent.ids, parent.text + piece_text(model.vocab.word(e.id)), e.log_p});
+      kept.back().ids.push_back(e.id);
+    }
+    beam = std::move(kept);
   }
   std::vector<NextWord> listed;
   for (const auto& [text, probability] : words) {

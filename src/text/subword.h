@@ -27,11 +27,6 @@ struct SubwordPieces {
   int max_piece_length = 0;
 };
 
-// tokenizer.bin (little-endian): int32 max_piece_length, then for each of
-// `vocab_size` pieces (the checkpoint's header says how many) float32 score,
-// int32 length, `length` bytes. Bytes past the last piece are refused, as
-// is a piece longer than max_piece_length, a negative length or a score that is not finite, or a
-// file that ends early: model_error naming `file` and the piece.
 // The byte NN of a piece "<0xNN>" (two upper-case hex digits, as
 // sentencepiece writes them), else -1.
 int byte_piece(std::string_view piece);
@@ -39,6 +34,11 @@ int byte_piece(std::string_view piece);
 // any other piece's text.
 std::string piece_text(std::string_view piece);
 
+// tokenizer.bin (little-endian): int32 max_piece_length, then for each of
+// `vocab_size` pieces (the checkpoint's header says how many) float32 score,
+// int32 length, `length` bytes. Bytes past the last piece are refused, as
+// is a piece longer than max_piece_length, a negative length or a score that is not finite, or a
+// file that ends early: model_error naming `file` and the piece.
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file);
 
 class SubwordTokenizer {

@@ -73,6 +73,10 @@ std::vector<std::string> shown_tokens(const Model& model, const std::vector<std:
 
 std::string token_noun(const Model& model) { return model.subword ? "piece" : "word"; }
 
+std::string piece_label(const Model& model, bool several) {
+  return !model.subword ? "" : several ? "pieces " : "piece ";
+}
+
 std::string fit(const std::string& s, size_t width) {
   std::string out;
   size_t n = 0;

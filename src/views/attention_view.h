@@ -36,6 +36,9 @@ std::string shown_token(const Model& model, std::string_view token);
 std::vector<std::string> shown_tokens(const Model& model, const std::vector<std::string>& tokens);
 // What the model's tokens are, for headings: "word" or "piece".
 std::string token_noun(const Model& model);
+// Before a token named in a heading: "piece " ("pieces " for several) for
+// a subword model's, nothing for a word-level model's.
+std::string piece_label(const Model& model, bool several = false);
 
 // The chosen [T, T] matrix from p.attention ([L][h][T][T]).
 std::vector<float> attention_matrix(const Config& c, const Prediction& p, AttentionChoice choice);

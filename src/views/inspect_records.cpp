@@ -151,10 +151,8 @@ std::string lens_record(const std::string& phrase, const Inspection& inspection,
     const std::vector<Candidate>& last = at.steps.back().top;
     const std::string word =
         last.empty() ? "?" : shown_token(model, model.vocab.word(last.front().id));
-    // A subword model's tokens are named pieces.
-    const std::string piece = model.subword ? "piece " : "";
     if (!out.empty()) out += "\n";
-    out += "after " + piece + "\"" +
+    out += "after " + piece_label(model) + "\"" +
            shown_token(model, inspection.input().tokens[static_cast<size_t>(at.position)]) +
            "\" (position " + std::to_string(at.position) + "): the lens at each step\n";
     const std::string heading = "\"" + word + "\" rank";
@@ -215,10 +213,9 @@ std::string attribution_record(const std::string& phrase, const Inspection& insp
   std::stable_sort(parts.begin(), parts.end(), [](const LogitPart& x, const LogitPart& y) {
     return std::abs(x.value) > std::abs(y.value);
   });
-  const std::string piece = model.subword ? "piece " : "";
   std::string out =
-      "logit of " + piece + "\"" + shown_token(model, model.vocab.word(a.id)) + "\" (id " +
-      std::to_string(a.id) + ") after " + (model.subword ? "pieces " : "") + "\"" +
+      "logit of " + piece_label(model) + "\"" + shown_token(model, model.vocab.word(a.id)) +
+      "\" (id " + std::to_string(a.id) + ") after " + piece_label(model, true) + "\"" +
       join(shown_tokens(model, inspection.input().tokens)) + "\": " + fixed(a.logit, 4) + " = " +
       fixed(sum, 4) + " (" + std::to_string(a.parts.size()) +
       (a.parts.size() == 1 ? " part) " : " parts) ") + (a.constant < 0 ? "- " : "+ ") +
