@@ -18,9 +18,12 @@
 #include "base/file_output.h"
 #include "base/random.h"
 #include "base/threading.h"
+#include "cli/bench_products.h"
+#include "cli/bench_timing.h"
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "complete/completer.h"
+#include "math/kernel_paths.h"
 #include "math/layers.h"
 #include "math/sgemm_peak.h"
 #include "model/weights_file.h"
@@ -33,51 +36,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::ordered_json;
-
-// One task of a measurement: `run` is timed `repeats` times in a row per
-// turn, and again while the turn is shorter than `turn_seconds`.
-struct Task {
-  std::function<void()> run;
-  int repeats = 1;
-  double turn_seconds = 0;
-};
-
-// Every timing of bench: the tasks take turns, round after round, until
-// `seconds` have passed and each ran at least `min_runs` times, so that a
-// figure and its yardstick see the same load on a shared machine. Each task
-// runs once first to warm up. Returns each task's times, in seconds.
-std::vector<std::vector<double>> time_in_turns(double seconds, size_t min_runs,
-                                               const std::vector<Task>& tasks) {
-  auto since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
-  for (const Task& task : tasks) task.run();
-  std::vector<std::vector<double>> times(tasks.size());
-  const auto start = Clock::now();
-  while (times[0].size() < min_runs || since(start) < seconds) {
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      const auto turn = Clock::now();
-      do {
-        for (int r = 0; r < tasks[i].repeats; ++r) {
-          const auto t0 = Clock::now();
-          tasks[i].run();
-          times[i].push_back(since(t0));
-        }
-      } while (since(turn) < tasks[i].turn_seconds);
-    }
-  }
-  return times;
-}
-
-double best(const std::vector<double>& times) {
-  return *std::min_element(times.begin(), times.end());
-}
-
-double median(std::vector<double> times) {
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
-                   times.end());
-  return times[times.size() / 2];
-}
 
 // A size line of /proc/self/status ("VmRSS", "VmHWM": the peak since the
 // last reset), in bytes; 0 when unknown.
@@ -97,13 +55,6 @@ bool reset_peak_rss() {
   return static_cast<bool>(clear);
 }
 
-// `value` with `decimals` decimals, right-aligned in `width` characters.
-std::string num(double value, int decimals, int width = 0) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%*.*f", width, decimals, value);
-  return buffer;
-}
-
 // The yardstick for our loader: nlohmann's DOM parse of the whole file.
 size_t nlohmann_dom_parse(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -120,6 +71,7 @@ struct BenchCommand {
   std::vector<int> lengths{8, 64};
   double seconds = 0.5;
   bool skip_json = false;
+  bool products = false;
   std::string format = "text";
 
   void add_to(CLI::App& c) {
@@ -139,6 +91,9 @@ struct BenchCommand {
         ->capture_default_str();
     c.add_flag("--no-json-loader", skip_json,
                "Skip timing the JSON loader against nlohmann's DOM on a temporary file");
+    c.add_flag("--products", products,
+               "Time the prediction products alone against OpenBLAS's sgemm, one thread, at the "
+               "model's shapes and a d_model 512 model's, for 1 to 128 rows");
     c.add_option("-f,--format", format, "Output: text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -150,6 +105,11 @@ struct BenchCommand {
     const ModelPaths paths = model.paths();
     const Model m = load_model(paths);
     const Config& c = m.config;
+    if (products) {
+      const json report = bench_products(c, seconds);
+      write_line(format == "json" ? report.dump() : products_as_text(report));
+      return 0;
+    }
     for (int length : lengths) {
       if (length > c.max_len) {
         throw Error(ExitCode::kUsage, "--lengths: " + std::to_string(length) +
@@ -163,6 +123,7 @@ struct BenchCommand {
                        {"parameters", m.weights.parameter_count()},
                        {"memory_mapped", !m.weights.owns_storage()}};
     report["threads"] = n;
+    report["kernels"] = kernel_path_name(kernel_path());
     report["load_ms"] =
         1e3 * median(time_in_turns(seconds, 3, {{[&] { (void)load_model(paths); }}})[0]);
     if (!skip_json) report["json_loader"] = json_loader(m);
@@ -303,6 +264,8 @@ struct BenchCommand {
            " parameters" + (model["memory_mapped"].get<bool>() ? ", memory-mapped" : "") + ")\n";
     out += "threads      " + num(get(r, "threads"), 0) +
            " (OpenMP splits the products' rows; OpenBLAS single-threaded)\n";
+    out += "kernels      " + r["kernels"].get<std::string>() +
+           " (NEXTWORD_KERNELS: plain, avx2, avx512)\n";
     out += "load         " + num(get(r, "load_ms"), 2) + " ms\n";
     if (r.contains("json_loader")) {
       const json& j = r["json_loader"];

@@ -16,6 +16,7 @@
 #include "cli/stop_signals.h"
 #include "main/lsp_command.h"
 #include "main/serve_command.h"
+#include "math/kernel_paths.h"
 
 namespace nextword::cli {
 namespace {
@@ -68,6 +69,8 @@ int run(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   }
 
+  // A NEXTWORD_KERNELS this CPU cannot run is a usage error before any work.
+  (void)kernel_path();
   for (size_t i = 0; i < std::size(commands); ++i) {
     if (!commands[i]->parsed()) continue;
     const int status = runs[i]();

@@ -21,6 +21,9 @@ namespace {
 
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
+// Queries of a head computed together: a causal block reads the keys up to
+// its last query.
+constexpr int kQueryBlock = 32;
 
 // C[M, N] = A[M, K] op(B). Under Threading::kBlas (training) one OpenBLAS
 // call on OpenBLAS's threads. Under kRows (everything that prints results)
@@ -226,10 +229,19 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
     const auto k_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_k);
     const auto v_column = static_cast<size_t>(i / group) * static_cast<size_t>(d_v);
     const auto head_column = static_cast<size_t>(i) * static_cast<size_t>(d_v);
-    // A_i = Q_i K_i^T * scale
+    // A_i = Q_i K_i^T * scale; a causal block of queries needs the keys up
+    // to its last query only (the rest of its rows is zeroed below): half
+    // the products of a long context.
     if (rows) {
-      row_product_transposed(T, T, d_k, Q + q_column, q_ld, K + k_column, k_ld, A_i, T);
-      for (size_t j = 0; j < TT; ++j) A_i[j] *= scale;
+      for (int q0 = 0; q0 < T; q0 += kQueryBlock) {
+        const int queries = std::min(kQueryBlock, T - q0), keys = causal ? q0 + queries : T;
+        float* block = A_i + area(q0, T);
+        row_product_transposed(queries, keys, d_k, Q + area(q0, q_ld) + q_column, q_ld,
+                               K + k_column, k_ld, block, T);
+        for (int q = 0; q < queries; ++q) {
+          for (int k = 0; k < keys; ++k) block[area(q, T) + static_cast<size_t>(k)] *= scale;
+        }
+      }
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d_k, scale, Q + q_column, q_ld,
                   K + k_column, k_ld, 0.0f, A_i, T);
@@ -254,7 +266,13 @@ void attention_forward(float* heads, float* A, const float* Q, const float* K, c
     }
     // head_i = A_i V_i, into its columns of the concatenation
     if (rows) {
-      row_product(T, d_v, T, A_used, T, V + v_column, v_ld, heads + head_column, v_width);
+      // Likewise a causal block's weights past its last query are 0: leaving
+      // them out leaves each sum as it was.
+      for (int q0 = 0; q0 < T; q0 += kQueryBlock) {
+        const int queries = std::min(kQueryBlock, T - q0), keys = causal ? q0 + queries : T;
+        row_product(queries, d_v, keys, A_used + area(q0, T), T, V + v_column, v_ld,
+                    heads + area(q0, v_width) + head_column, v_width);
+      }
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d_v, T, 1.0f, A_used, T,
                   V + v_column, v_ld, 0.0f, heads + head_column, v_width);

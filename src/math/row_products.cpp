@@ -6,18 +6,9 @@
 #include <cstring>
 #include <vector>
 
+#include "math/kernel_paths.h"
 #include "math/kernels.h"
 #include "math/layers.h"
-
-// The sanitizer build leaves these two loops, nearly all of a prediction's
-// work, out of AddressSanitizer's and UndefinedBehaviorSanitizer's checks: instrumented, they made
-// the split tests of that build 15 times slower. Their bounds are those of the products above them,
-// which the rest of the build checks.
-#if defined(__clang__)
-#define NEXTWORD_HOT_LOOP __attribute__((no_sanitize("address", "undefined")))
-#else
-#define NEXTWORD_HOT_LOOP
-#endif
 
 namespace nextword {
 namespace {
@@ -213,10 +204,10 @@ NEXTWORD_HOT_LOOP NEXTWORD_VECTOR_CLONES void dots(const float* a_row, int N, in
   }
 }
 
-}  // namespace
-
-void row_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-                 int ldc) {
+// The plain family: each element summed one rounded multiply and one rounded
+// add at a time.
+void plain_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+                   int ldc) {
   if (M == 1 && N <= kNarrowColumns) {
     narrow_row(N, K, A, B, ldb, C);
     return;
@@ -234,9 +225,31 @@ void row_product(int M, int N, int K, const float* A, int lda, const float* B, i
   }
 }
 
+void plain_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                              float* C, int ldc) {
+  for (int i = 0; i < M; ++i) dots(A + area(i, lda), N, K, B, ldb, C + area(i, ldc));
+}
+
+}  // namespace
+
+void row_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+                 int ldc) {
+  switch (kernel_path()) {
+    case KernelPath::kAvx512: avx512::product(M, N, K, A, lda, B, ldb, C, ldc); return;
+    case KernelPath::kAvx2: avx2::product(M, N, K, A, lda, B, ldb, C, ldc); return;
+    case KernelPath::kPlain: break;
+  }
+  plain_product(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                             float* C, int ldc) {
-  for (int i = 0; i < M; ++i) dots(A + area(i, lda), N, K, B, ldb, C + area(i, ldc));
+  switch (kernel_path()) {
+    case KernelPath::kAvx512: avx512::product_transposed(M, N, K, A, lda, B, ldb, C, ldc); return;
+    case KernelPath::kAvx2: avx2::product_transposed(M, N, K, A, lda, B, ldb, C, ldc); return;
+    case KernelPath::kPlain: break;
+  }
+  plain_product_transposed(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace nextword

@@ -1,12 +1,35 @@
 #include "math/sgemm_peak.h"
 
+#include <omp.h>
+
+#include <cstdint>
+
+#include "base/threading.h"
 #include "math/layers.h"
+#include "math/training_products.h"
 
 namespace nextword {
 
 SgemmPeak::SgemmPeak(int n) : n_(n), a_(area(n, n), 0.5f), b_(a_), out_(a_) {}
 
-void SgemmPeak::run() { matmul_forward(out_.data(), a_.data(), b_.data(), nullptr, n_, n_, n_); }
+void SgemmPeak::run() {
+  // OpenBLAS itself on each thread's rows: matmul_forward would run this
+  // project's own kernels under Threading::kRows.
+  auto rows = [&](int begin, int end) {
+    training_product(false, false, end - begin, n_, n_, a_.data() + area(begin, n_), n_, b_.data(),
+                     n_, 0.0f, out_.data() + area(begin, n_), n_);
+  };
+  if (!rows_split()) {
+    rows(0, n_);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int id = omp_get_thread_num(), count = omp_get_num_threads();
+    rows(static_cast<int>(int64_t{n_} * id / count),
+         static_cast<int>(int64_t{n_} * (id + 1) / count));
+  }
+}
 
 double SgemmPeak::flops() const { return 2.0 * n_ * n_ * n_; }
 

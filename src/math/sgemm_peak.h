@@ -3,10 +3,9 @@
 // means little on a shared, noisy machine; as a fraction of this peak,
 // measured in the same run, it holds.
 //
-// It runs on the forward pass's own threads (Threading::kRows: the rows split
-// over OpenMP's threads, OpenBLAS single-threaded), which reach the peak of
-// OpenBLAS's own threads (295-305 against 296-321 GFLOPS at 1024^3 on 2
-// cores). OpenBLAS's threads would keep spinning for ~0.1 s after each
+// It runs OpenBLAS's sgemm on the forward pass's own threads (Threading::kRows:
+// the rows split over OpenMP's threads, OpenBLAS single-threaded), which reach
+// the peak of OpenBLAS's own threads. OpenBLAS's threads would keep spinning for ~0.1 s after each
 // product, and a batch timed in turns with them lost a core to them: half of
 // the bench processes measured it at one core's speed.
 #pragma once

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernel_family.h"
 #include "model/model_file.h"
 #include "serve/call.h"
 #include "serve/worker.h"
@@ -41,6 +42,7 @@ void check_json(std::string_view text, int status) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
+  nextword::fuzz::use_kernel_family_of(size);
   static nextword::serve::Worker worker(fruit(), nullptr);
   const auto endpoint = static_cast<Endpoint>(data[0] % nextword::serve::kEndpoints);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);

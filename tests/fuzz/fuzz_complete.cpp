@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/completion.h"
+#include "kernel_family.h"
 #include "stdin_pipe.h"
 #include "text/words.h"
 
@@ -33,6 +34,7 @@ const nextword::Lexicon& lexicon() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0 || size > 60000) return -1;  // stdin must fit the pipe
+  nextword::fuzz::use_kernel_family_of(size);
   using nextword::cli::Format;
   nextword::CompleteOptions options;
   options.k = 1 + (data[0] & 0x07);

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernel_family.h"
 #include "lsp/framing.h"
 #include "lsp/server.h"
 #include "model/model_file.h"
@@ -45,6 +46,7 @@ void check(const json& m, size_t& responses) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
+  nextword::fuzz::use_kernel_family_of(size);
   size_t responses = 0, frames = 2;
   nextword::lsp::Server server(
       fruit(), nullptr, {}, [&](const json& m) { check(m, responses); }, [](const std::string&) {});

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "cli/line_reader.h"
 #include "cli/record_stream.h"
+#include "kernel_family.h"
 #include "stdin_pipe.h"
 
 namespace {
@@ -27,6 +28,7 @@ const nextword::Model& fruit() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0 || size > 60000) return -1;  // stdin must fit the pipe
+  nextword::fuzz::use_kernel_family_of(size);
   using nextword::cli::Format;
   nextword::cli::RecordOptions options;
   options.format = data[0] % 3 == 0   ? Format::kText

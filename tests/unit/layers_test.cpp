@@ -11,6 +11,7 @@
 
 #include "base/random.h"
 #include "base/threading.h"
+#include "math/kernel_paths.h"
 #include "math/row_products.h"
 #include "math/training_products.h"
 
@@ -204,7 +205,8 @@ TEST_CASE("layernorm, GELU and log-sum-exp stay finite for extreme inputs", "[ma
 }
 
 // Issue 15: a row's product must be the same bits whatever rows share the
-// call (a phrase alone, in a batch of 7 or 64, split over threads).
+// call (a phrase alone, in a batch of 7 or 64, split over threads), in every
+// family of kernels (issue 37).
 TEST_CASE("a product row does not depend on the rows beside it", "[math]") {
   struct Shape {
     bool classifier;  // logits = Z C^T (op(B) = B^T), else out = in W
@@ -220,50 +222,55 @@ TEST_CASE("a product row does not depend on the rows beside it", "[math]") {
   std::mt19937 rng(15);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const int M = 1100;  // many whole blocks and a partial one
-  for (const int threads : {1, 2}) {
-    set_threading(Threading::kRows, threads);
-    for (const Shape& shape : shapes) {
-      INFO("threads " << threads << ", n " << shape.n << ", k " << shape.k
-                      << (shape.classifier ? ", classifier" : ""));
-      std::vector<float> in(area(M, shape.k)), W(area(shape.k, shape.n));
-      for (float& x : in) x = normal(rng);
-      for (float& x : W) x = normal(rng);
-      auto product = [&](int first, int rows) {
-        std::vector<float> out(area(rows, shape.n));
-        const float* rows_in = in.data() + area(first, shape.k);
-        if (shape.classifier) {
-          classifier_forward(out.data(), rows_in, W.data(), nullptr, rows, shape.k, shape.n);
-        } else {
-          matmul_forward(out.data(), rows_in, W.data(), nullptr, rows, shape.k, shape.n);
+  const KernelPath saved = kernel_path();
+  for (const KernelPath path : available_kernel_paths()) {
+    set_kernel_path(path);
+    for (const int threads : {1, 2}) {
+      set_threading(Threading::kRows, threads);
+      for (const Shape& shape : shapes) {
+        INFO(kernel_path_name(path) << ", threads " << threads << ", n " << shape.n << ", k "
+                                    << shape.k << (shape.classifier ? ", classifier" : ""));
+        std::vector<float> in(area(M, shape.k)), W(area(shape.k, shape.n));
+        for (float& x : in) x = normal(rng);
+        for (float& x : W) x = normal(rng);
+        auto product = [&](int first, int rows) {
+          std::vector<float> out(area(rows, shape.n));
+          const float* rows_in = in.data() + area(first, shape.k);
+          if (shape.classifier) {
+            classifier_forward(out.data(), rows_in, W.data(), nullptr, rows, shape.k, shape.n);
+          } else {
+            matmul_forward(out.data(), rows_in, W.data(), nullptr, rows, shape.k, shape.n);
+          }
+          return out;
+        };
+        const std::vector<float> all = product(0, M);
+        for (const auto& [first, rows] : std::vector<std::pair<int, int>>{{0, 1},
+                                                                          {63, 1},
+                                                                          {64, 1},
+                                                                          {1099, 1},
+                                                                          {3, 7},
+                                                                          {60, 7},
+                                                                          {1093, 7},
+                                                                          {5, 64},
+                                                                          {70, 80},
+                                                                          {1, 128},
+                                                                          {7, 640},
+                                                                          {1, 1099},
+                                                                          {100, 1000}}) {
+          const std::vector<float> part = product(first, rows);
+          INFO("rows " << first << " to " << first + rows);
+          CHECK(std::memcmp(part.data(), all.data() + area(first, shape.n),
+                            part.size() * sizeof(float)) == 0);
         }
-        return out;
-      };
-      const std::vector<float> all = product(0, M);
-      for (const auto& [first, rows] : std::vector<std::pair<int, int>>{{0, 1},
-                                                                        {63, 1},
-                                                                        {64, 1},
-                                                                        {1099, 1},
-                                                                        {3, 7},
-                                                                        {60, 7},
-                                                                        {1093, 7},
-                                                                        {5, 64},
-                                                                        {70, 80},
-                                                                        {1, 128},
-                                                                        {7, 640},
-                                                                        {1, 1099},
-                                                                        {100, 1000}}) {
-        const std::vector<float> part = product(first, rows);
-        INFO("rows " << first << " to " << first + rows);
-        CHECK(std::memcmp(part.data(), all.data() + area(first, shape.n),
-                          part.size() * sizeof(float)) == 0);
       }
     }
   }
+  set_kernel_path(saved);
   set_threading(Threading::kRows, 1);
 }
 
 TEST_CASE("a transposed product sums each element in 16 lanes, halves first", "[math]") {
-  // The documented order (math/row_products.h), computed here one product
+  // The plain family's documented order (math/row_products.h), computed here one product
   // at a time (volatile: never fused into a multiply-add), against the
   // kernel's vectors and masked tails: every K from 1 to 40, rows of B
   // padded with NaN past K, and the last rows, whose tails are summed alone.
@@ -289,7 +296,10 @@ TEST_CASE("a transposed product sums each element in 16 lanes, halves first", "[
       for (int j = 0; j < N; ++j) {
         for (int k = 0; k < K; ++k) B[area(j, ldb) + static_cast<size_t>(k)] = normal(rng);
       }
+      const KernelPath saved = kernel_path();
+      set_kernel_path(KernelPath::kPlain);
       row_product_transposed(M, N, K, A.data(), K, B.data(), ldb, C.data(), N);
+      set_kernel_path(saved);
       for (int i = 0; i < M; ++i) {
         for (int j = 0; j < N; ++j) {
           const float expected = by_hand(A.data() + area(i, K), B.data() + area(j, ldb), K);

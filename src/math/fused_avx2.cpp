@@ -1,0 +1,65 @@
+// The AVX2 family of kernels (math/kernel_paths.h): fused_kernels.h's
+// products in 8-float vectors, for a CPU with FMA but not AVX-512. Built with
+// -mavx2 -mfma (CMakeLists.txt); called only on a CPU that has them.
+#include <immintrin.h>
+
+#include "math/fused_kernels.h"
+
+namespace nextword {
+namespace {
+
+struct Avx2 {
+  using V = __m256;
+  using Mask = __m256i;
+  static constexpr int kLanes = 8;
+  static constexpr int kRows = 6;
+  static constexpr int kDotRows = 3;
+  template <int R>
+  static constexpr int width() {  // at most 12 of the 16 registers hold sums
+    return R == 1 ? 8 : R == 2 ? 4 : R <= 4 ? 3 : 2;
+  }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V broadcast(float x) { return _mm256_set1_ps(x); }
+  static Mask first(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load(const float* p, Mask m) { return _mm256_maskload_ps(p, m); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(V v) {
+    const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+    return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+  }
+  static void sum4(V v0, V v1, V v2, V v3, float* out) {
+    // [four(v0) | four(v1)], [four(v2) | four(v3)]: lanes l + l + 4.
+    const V a =
+        _mm256_add_ps(_mm256_permute2f128_ps(v0, v1, 0x20), _mm256_permute2f128_ps(v0, v1, 0x31));
+    const V b =
+        _mm256_add_ps(_mm256_permute2f128_ps(v2, v3, 0x20), _mm256_permute2f128_ps(v2, v3, 0x31));
+    // lanes l + l + 2: [v0's two, v2's two | v1's two, v3's two].
+    const V s = _mm256_add_ps(_mm256_shuffle_ps(a, b, 0x44), _mm256_shuffle_ps(a, b, 0xEE));
+    // lanes l + l + 1: [v0, v2, . , . | v1, v3, . , .].
+    const V o = _mm256_add_ps(_mm256_shuffle_ps(s, s, 0x88), _mm256_shuffle_ps(s, s, 0xDD));
+    _mm_storeu_ps(out, _mm_unpacklo_ps(_mm256_castps256_ps128(o), _mm256_extractf128_ps(o, 1)));
+  }
+};
+
+}  // namespace
+
+namespace avx2 {
+
+void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+             int ldc) {
+  fused_product<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+}  // namespace avx2
+}  // namespace nextword

@@ -1,0 +1,68 @@
+// The AVX-512 family of kernels (math/kernel_paths.h): fused_kernels.h's
+// products in 16-float vectors, six rows by 64 columns of C in registers.
+// Built with -mavx512f -mfma (CMakeLists.txt); called only on a CPU that has them.
+#include <immintrin.h>
+
+#include "math/fused_kernels.h"
+
+namespace nextword {
+namespace {
+
+struct Avx512 {
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  static constexpr int kRows = 6;
+  static constexpr int kDotRows = 4;
+  template <int R>
+  static constexpr int width() {
+    return R == 1 ? 8 : 4;  // one row: eight chains keep both FMA units busy
+  }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V broadcast(float x) { return _mm512_set1_ps(x); }
+  static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static float sum(V v) {
+    const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(v), high);
+    const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+    const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+    return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+  }
+  static void sum4(V v0, V v1, V v2, V v3, float* out) {
+    // [eight(v0) | eight(v1)], [eight(v2) | eight(v3)]: lanes l + l + 8.
+    const V e01 =
+        _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x44), _mm512_shuffle_f32x4(v0, v1, 0xEE));
+    const V e23 =
+        _mm512_add_ps(_mm512_shuffle_f32x4(v2, v3, 0x44), _mm512_shuffle_f32x4(v2, v3, 0xEE));
+    // [four(v0) | four(v1) | four(v2) | four(v3)]: lanes l + l + 4.
+    const V f =
+        _mm512_add_ps(_mm512_shuffle_f32x4(e01, e23, 0x88), _mm512_shuffle_f32x4(e01, e23, 0xDD));
+    // lanes l + l + 2, then l + l + 1, in each 128 bits.
+    const V t = _mm512_add_ps(f, _mm512_permute_ps(f, 0x4E));
+    const V o = _mm512_add_ps(t, _mm512_permute_ps(t, 0xB1));
+    const __m512i first_lanes = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_permutexvar_ps(first_lanes, o)));
+  }
+};
+
+}  // namespace
+
+namespace avx512 {
+
+void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+             int ldc) {
+  fused_product<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+}  // namespace avx512
+}  // namespace nextword

@@ -1,0 +1,238 @@
+// The fused families' products (math/kernel_paths.h), written once over an
+// instruction set's vector of floats S (fused_avx2.cpp, fused_avx512.cpp),
+// each built for its own instructions. Everything here is in an anonymous
+// namespace: each of those files gets its own copy, in its own instructions,
+// and the linker cannot merge one family's inline code into another's.
+//
+// S gives: V, a vector of kLanes floats; Mask, the first n lanes of one;
+// zero, broadcast, load, store (whole or masked: a masked load reads
+// nothing past the mask and gives +0 there), fma(a, b, c) = a b + c rounded
+// once; sum(v), the lanes added halves first (lane l + lane l + kLanes/2,
+// and so on down to one), and sum4, four vectors' sums, the same additions,
+// side by side; kRows and width<R>(), the register block of
+// product: R rows of C by width<R>() vectors of columns; kDotRows, the
+// rows of A that product_transposed takes by four rows of B.
+#pragma once
+
+#include <cstddef>
+
+#include "math/kernel_paths.h"  // NEXTWORD_HOT_LOOP
+
+namespace nextword {
+namespace {
+
+constexpr size_t offset(int row, int ld) {
+  return static_cast<size_t>(row) * static_cast<size_t>(ld);
+}
+constexpr int smaller(int a, int b) { return a < b ? a : b; }
+
+// ---- C = A B: element (i, j) = fma(A[i, K-1], B[K-1, j], ... fma(A[i, 0],
+// B[0, j], 0)), one chain in the order of k whatever block computes it.
+
+// Rows [0, R) and columns [0, W kLanes) of C = A B; with Masked, the last
+// vector's lanes past `last` are neither read nor written.
+template <class S, int R, int W, bool Masked>
+[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nn_block(int K, const float* A, int lda,
+                                                              const float* B, int ldb, float* C,
+                                                              int ldc, typename S::Mask last) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  V acc[R][W];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int w = 0; w < W; ++w) acc[r][w] = S::zero();
+  }
+  for (int k = 0; k < K; ++k) {
+    const float* b = B + offset(k, ldb);
+    V bv[W];
+#pragma GCC unroll 16
+    for (int w = 0; w < W; ++w) {
+      bv[w] = Masked && w == W - 1 ? S::load(b + w * L, last) : S::load(b + w * L);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const V a = S::broadcast(A[offset(r, lda) + static_cast<size_t>(k)]);
+#pragma GCC unroll 16
+      for (int w = 0; w < W; ++w) acc[r][w] = S::fma(a, bv[w], acc[r][w]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int w = 0; w < W; ++w) {
+      float* c = C + offset(r, ldc) + w * L;
+      if (Masked && w == W - 1) {
+        S::store(c, acc[r][w], last);
+      } else {
+        S::store(c, acc[r][w]);
+      }
+    }
+  }
+}
+
+// Rows [0, R) of C = A B, all N columns: blocks of width<R>() vectors, then
+// single vectors, the last one masked.
+template <class S, int R>
+NEXTWORD_HOT_LOOP void nn_rows(int N, int K, const float* A, int lda, const float* B, int ldb,
+                               float* C, int ldc) {
+  constexpr int L = S::kLanes, W = S::template width<R>();
+  int j = 0;
+  for (; j + W * L <= N; j += W * L) {
+    nn_block<S, R, W, false>(K, A, lda, B + j, ldb, C + j, ldc, S::first(L));
+  }
+  for (; j + L <= N; j += L)
+    nn_block<S, R, 1, false>(K, A, lda, B + j, ldb, C + j, ldc, S::first(L));
+  if (j < N) nn_block<S, R, 1, true>(K, A, lda, B + j, ldb, C + j, ldc, S::first(N - j));
+}
+
+template <class S, int R = S::kRows>
+void nn_few_rows(int rows, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+                 int ldc) {
+  if constexpr (R > 1) {
+    if (rows < R) {
+      nn_few_rows<S, R - 1>(rows, N, K, A, lda, B, ldb, C, ldc);
+      return;
+    }
+  }
+  nn_rows<S, R>(N, K, A, lda, B, ldb, C, ldc);
+}
+
+// One or two rows of C = A B, B too large for the caches: each row of B read
+// once, front to back, while C's rows, in L1, take fma(a_k, B[k, j], C[i, j])
+// at every k: the same chains as nn_block's, kept in memory, not registers.
+template <class S>
+NEXTWORD_HOT_LOOP void nn_stream(int rows, int N, int K, const float* A, int lda, const float* B,
+                                 int ldb, float* C, int ldc) {
+  constexpr int L = S::kLanes;
+  for (int r = 0; r < rows; ++r) {
+    for (int j = 0; j < N; ++j) C[offset(r, ldc) + static_cast<size_t>(j)] = 0.0f;
+  }
+  const typename S::Mask tail = S::first(N % L);
+  for (int k = 0; k < K; ++k) {
+    const float* b = B + offset(k, ldb);
+    for (int r = 0; r < rows; ++r) {
+      const typename S::V a = S::broadcast(A[offset(r, lda) + static_cast<size_t>(k)]);
+      float* c = C + offset(r, ldc);
+      int j = 0;
+      for (; j + L <= N; j += L) S::store(c + j, S::fma(a, S::load(b + j), S::load(c + j)));
+      if (j < N) S::store(c + j, S::fma(a, S::load(b + j, tail), S::load(c + j, tail)), tail);
+    }
+  }
+}
+
+// Columns in panels of kPanel, rows in blocks of kRows under each: the
+// panel's K rows of B stay in cache while every row of A passes under them.
+// With many rows and long rows of B, the panel is first copied together
+// (kernel_scratch): read in place, each of its K rows would be on a page of
+// its own, and the TLB's misses halved the speed.
+template <class S>
+void fused_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+                   int ldc) {
+  constexpr int kPanel = S::template width<S::kRows>() * S::kLanes;
+  constexpr size_t kCachedB = size_t{1} << 19;  // bytes of B that stay in L2
+  const size_t bytes_of_B = offset(K, ldb) * sizeof(float);
+  if (M <= 2 && bytes_of_B > kCachedB) {
+    nn_stream<S>(M, N, K, A, lda, B, ldb, C, ldc);
+    return;
+  }
+  if (M <= S::kRows) {
+    nn_few_rows<S>(M, N, K, A, lda, B, ldb, C, ldc);
+    return;
+  }
+  const bool pack = M >= 2 * S::kRows && ldb >= 1024;
+  float* panel = pack ? kernel_scratch(offset(K, kPanel)) : nullptr;
+  for (int j = 0; j < N; j += kPanel) {
+    const int width = smaller(kPanel, N - j);
+    const float* b = B + j;
+    int ld = ldb;
+    if (pack) {
+      for (int k = 0; k < K; ++k) {
+        for (int x = 0; x < width; ++x) panel[offset(k, width) + x] = b[offset(k, ldb) + x];
+      }
+      b = panel;
+      ld = width;
+    }
+    for (int i = 0; i < M; i += S::kRows) {
+      nn_few_rows<S>(smaller(S::kRows, M - i), width, K, A + offset(i, lda), lda, b, ld,
+                     C + offset(i, ldc) + static_cast<size_t>(j), ldc);
+    }
+  }
+}
+
+// ---- C = A B^T: element (i, j) = sum(lanes), lane l the chain of fmas of
+// the products at k = l, l + kLanes, ... in order (the last vector masked:
+// its lanes past K add fma(+0, +0, lane)), whatever block computes it.
+
+// Rows [0, RA) of A by rows [0, RB) of B.
+template <class S, int RA, int RB>
+[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_block(int K, const float* A, int lda,
+                                                              const float* B, int ldb, float* C,
+                                                              int ldc) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  V acc[RA][RB];
+#pragma GCC unroll 16
+  for (int r = 0; r < RA; ++r) {
+#pragma GCC unroll 16
+    for (int s = 0; s < RB; ++s) acc[r][s] = S::zero();
+  }
+  auto step = [&](int k, auto load) {
+    V a[RA];
+#pragma GCC unroll 16
+    for (int r = 0; r < RA; ++r) a[r] = load(A + offset(r, lda) + static_cast<size_t>(k));
+#pragma GCC unroll 16
+    for (int s = 0; s < RB; ++s) {
+      const V b = load(B + offset(s, ldb) + static_cast<size_t>(k));
+#pragma GCC unroll 16
+      for (int r = 0; r < RA; ++r) acc[r][s] = S::fma(a[r], b, acc[r][s]);
+    }
+  };
+  int k = 0;
+  for (; k + L <= K; k += L) step(k, [](const float* p) { return S::load(p); });
+  if (k < K) {
+    const typename S::Mask tail = S::first(K - k);
+    step(k, [tail](const float* p) { return S::load(p, tail); });
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < RA; ++r) {
+    float* c = C + offset(r, ldc);
+    if constexpr (RB == 4) {
+      S::sum4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], c);
+    } else {
+#pragma GCC unroll 16
+      for (int s = 0; s < RB; ++s) c[s] = S::sum(acc[r][s]);
+    }
+  }
+}
+
+template <class S, int RA>
+NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, const float* B, int ldb,
+                               float* C, int ldc) {
+  constexpr int RB = 4;
+  int j = 0;
+  for (; j + RB <= N; j += RB) nt_block<S, RA, RB>(K, A, lda, B + offset(j, ldb), ldb, C + j, ldc);
+  for (; j < N; ++j) nt_block<S, RA, 1>(K, A, lda, B + offset(j, ldb), ldb, C + j, ldc);
+}
+
+// B in stretches of about 128 KiB of its rows, each met by every row of A
+// while it is in cache.
+template <class S>
+void fused_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                              float* C, int ldc) {
+  constexpr int RA = S::kDotRows;
+  const int stretch = smaller(N, static_cast<int>(32768 / (K > 0 ? K : 1)) / 4 * 4 + 4);
+  for (int j = 0; j < N; j += stretch) {
+    const int n = smaller(stretch, N - j);
+    const float* b = B + offset(j, ldb);
+    int i = 0;
+    for (; i + RA <= M; i += RA) {
+      nt_rows<S, RA>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);
+    }
+    for (; i < M; ++i)
+      nt_rows<S, 1>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);
+  }
+}
+
+}  // namespace
+}  // namespace nextword

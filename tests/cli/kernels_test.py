@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Every family of product kernels this CPU runs (issue 37), forced with
+NEXTWORD_KERNELS (plain, avx2, avx512):
+
+  - within a family, records do not depend on how the work is split: predict,
+    score and complete the same bytes whatever --batch and --threads and the
+    cut into processes; generate the same words on 1 and 2 threads; serve's
+    batches the same bytes as the command's stream;
+  - between families, the same predictions within the reference tolerance
+    (the families may differ in the last bits, never more);
+  - a family this CPU cannot run, or a name that is none, is a usage error
+    (exit 2) naming NEXTWORD_KERNELS.
+
+    python3 tests/cli/kernels_test.py build/nextword data
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+import urllib.request
+
+import cli_common
+from cli_common import USAGE, run
+
+NEXTWORD = DATA = None  # set by cli_common.main
+FAMILIES = ("plain", "avx2", "avx512")
+PHRASES = ["once upon a", "lily and her mom went to the", "the dog was very", "zzqxv",
+           "she saw a big red", "tom and ben played with the ball in the", "the",
+           "one day a little girl named lily went to the park with her mom and"] * 5
+COMMANDS = {
+    "predict": ["predict", "-f", "json", "-k", "8", "-q"],
+    "score": ["score", "-f", "json", "-q"],
+    "complete": ["complete", "-f", "json", "-q"],
+}
+
+
+def runs_here(family):
+    return run("info", env={"NEXTWORD_KERNELS": family}).returncode == 0
+
+
+class Families(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.families = [f for f in FAMILIES if runs_here(f)]
+
+    def out(self, family, args, stdin=None):
+        result = run(*args, stdin=stdin, env={"NEXTWORD_KERNELS": family})
+        self.assertIn(result.returncode, (0, 4), result.stderr)
+        return result.stdout
+
+    def test_every_cpu_runs_plain_and_bench_names_the_family(self):
+        self.assertIn("plain", self.families)
+        self.assertIn("avx2", self.families)  # every machine this project runs on has AVX2
+        for family in self.families:
+            text = self.out(family, ["bench", "--no-json-loader", "-b", "1", "-l", "4",
+                                     "--seconds", "0.01"])
+            self.assertRegex(text, r"\nkernels +" + family + " ")
+
+    def test_records_do_not_depend_on_the_split(self):
+        text = "\n".join(PHRASES) + "\n"
+        lines = text.splitlines(keepends=True)
+        for family in self.families:
+            for command, args in COMMANDS.items():
+                with self.subTest(family=family, command=command):
+                    whole = self.out(family, [*args, "--batch", "64", "-t", "2"], text)
+                    self.assertEqual(len(whole.splitlines()), len(lines))
+                    for batch, threads in ((1, 1), (7, 2), (64, 1)):
+                        self.assertEqual(self.out(family, [*args, "--batch", str(batch), "-t",
+                                                           str(threads)], text), whole)
+                    pieces = ["".join(lines[0:1]), "".join(lines[1:8]), "".join(lines[8:])]
+                    self.assertEqual("".join(self.out(family, [*args, "-t", "1"], p)
+                                             for p in pieces), whole)
+
+    def test_generate_does_not_depend_on_the_threads(self):
+        for family in self.families:
+            for extra in ([], ["--temperature", "0.9", "--seed", "3"]):
+                with self.subTest(family=family, extra=extra):
+                    one = self.out(family, ["generate", "-n", "60", "-t", "1", *extra, "once"])
+                    two = self.out(family, ["generate", "-n", "60", "-t", "2", *extra, "once"])
+                    self.assertEqual(one, two)
+                    self.assertGreater(len(one.split()), 30)
+
+    def test_serve_batches_are_the_stream(self):
+        for family in self.families:
+            with self.subTest(family=family):
+                env = dict(os.environ, NEXTWORD_KERNELS=family)
+                server = subprocess.Popen([NEXTWORD, "serve", "--port", "0", "-t", "2"],
+                                          stderr=subprocess.PIPE, text=True, env=env)
+                try:
+                    match = re.search(r"127\.0\.0\.1:(\d+) ", server.stderr.readline())
+                    self.assertTrue(match)
+                    body = json.dumps({"phrases": PHRASES, "k": 8}).encode()
+                    request = urllib.request.Request(
+                        f"http://127.0.0.1:{match.group(1)}/v1/predict", data=body,
+                        headers={"Content-Type": "application/json"})
+                    with urllib.request.urlopen(request, timeout=60) as response:
+                        results = json.loads(response.read())["results"]
+                finally:
+                    server.terminate()
+                    server.wait(timeout=60)
+                    server.stderr.close()
+                stream = self.out(family, ["predict", "-f", "json", "-k", "8"],
+                                  "\n".join(PHRASES) + "\n")
+                self.assertEqual([json.dumps(r, separators=(",", ":"), ensure_ascii=False)
+                                  for r in results], stream.splitlines())
+
+    def test_families_agree_within_the_reference_tolerance(self):
+        text = "\n".join(PHRASES[:8]) + "\n"
+        records = {f: [json.loads(line) for line in
+                       self.out(f, ["predict", "-f", "json", "-k", "8", "-q"], text).splitlines()]
+                   for f in self.families}
+        first = records[self.families[0]]
+        for family in self.families[1:]:
+            for a, b in zip(first, records[family]):
+                if "predictions" not in a:
+                    self.assertEqual(a, b)
+                    continue
+                pa = {p["word"]: p["probability"] for p in a["predictions"]}
+                pb = {p["word"]: p["probability"] for p in b["predictions"]}
+                for word in pa.keys() & pb.keys():
+                    self.assertAlmostEqual(pa[word], pb[word], delta=1e-4,
+                                           msg=f"{family}: {a.get('phrase')} {word}")
+                self.assertEqual(a["predictions"][0]["word"], b["predictions"][0]["word"])
+
+    def test_a_family_that_is_not_here_is_a_usage_error(self):
+        for name in ["bogus", *[f for f in FAMILIES if f not in self.families]]:
+            with self.subTest(name=name):
+                result = run("predict", "once upon a", env={"NEXTWORD_KERNELS": name})
+                self.assertEqual(result.returncode, USAGE)
+                self.assertEqual(result.stdout, "")
+                self.assertRegex(result.stderr,
+                                 r'^nextword: NEXTWORD_KERNELS: "' + name +
+                                 r'" is not a kernel family this CPU runs \(plain, [^)]*\)\n$')
+
+
+if __name__ == "__main__":
+    cli_common.main(__import__(__name__))
