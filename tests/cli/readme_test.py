@@ -10,6 +10,10 @@ line or the block's end, are its standard output. An expected line may
 elide a middle part as `...`: then the output line must start with what is
 before it and end with what is after it.
 
+Everything runs in the avx2 family of kernels (NEXTWORD_KERNELS=avx2), the
+one the README's floats in full were printed with: every machine this
+project runs on has it, and another family may differ in the last digits.
+
 `$ nextword serve &` starts the server (on a free port: the line it prints
 is compared with the port and the number of workers of the example), and
 each `$ curl ...` line after it in the same block runs against it, its
@@ -137,4 +141,5 @@ class Examples(unittest.TestCase):
 
 if __name__ == "__main__":
     cli_common.TEST_MODEL = None  # the default model, as a reader runs them
+    os.environ["NEXTWORD_KERNELS"] = "avx2"
     cli_common.main(__import__(__name__))
