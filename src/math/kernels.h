@@ -5,6 +5,8 @@
 // Inline, so that the vectorized clones of layers.cpp inline them too.
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -59,6 +61,18 @@ void for_element_blocks(size_t n, Block block) {
   const size_t blocks = (n + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (n >= kParallelElements)
   for (size_t b = 0; b < blocks; ++b) block(b * kBlock, std::min(kBlock, n - b * kBlock));
+}
+
+// Runs rows(begin, end) on each OpenMP thread for its share of [0, n), in
+// order of thread: the split of the products of everything that prints.
+template <class Rows>
+void on_thread_rows(int n, Rows rows) {
+#pragma omp parallel
+  {
+    const int id = omp_get_thread_num(), count = omp_get_num_threads();
+    rows(static_cast<int>(int64_t{n} * id / count),
+         static_cast<int>(int64_t{n} * (id + 1) / count));
+  }
 }
 
 // gelu(v) = 0.5 v (1 + tanh(kGeluC (v + kGeluCubic v^3)))

@@ -52,12 +52,7 @@ void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A,
     rows(0, M);
     return;
   }
-#pragma omp parallel
-  {
-    const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    rows(static_cast<int>(int64_t{M} * id / count),
-         static_cast<int>(int64_t{M} * (id + 1) / count));
-  }
+  on_thread_rows(M, rows);
 }
 
 // 0.5 v (1 + tanh(u)) = v / (1 + e^(-2u)), the GELU with one exp.

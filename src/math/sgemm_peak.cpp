@@ -1,10 +1,7 @@
 #include "math/sgemm_peak.h"
 
-#include <omp.h>
-
-#include <cstdint>
-
 #include "base/threading.h"
+#include "math/kernels.h"
 #include "math/layers.h"
 #include "math/training_products.h"
 
@@ -23,12 +20,7 @@ void SgemmPeak::run() {
     rows(0, n_);
     return;
   }
-#pragma omp parallel
-  {
-    const int id = omp_get_thread_num(), count = omp_get_num_threads();
-    rows(static_cast<int>(int64_t{n_} * id / count),
-         static_cast<int>(int64_t{n_} * (id + 1) / count));
-  }
+  on_thread_rows(n_, rows);
 }
 
 double SgemmPeak::flops() const { return 2.0 * n_ * n_ * n_; }
