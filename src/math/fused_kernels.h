@@ -123,9 +123,9 @@ NEXTWORD_HOT_LOOP void nn_stream(int rows, int N, int K, const float* A, int lda
 
 // Columns in panels of kPanel, rows in blocks of kRows under each: the
 // panel's K rows of B stay in cache while every row of A passes under them.
-// With many rows and long rows of B, the panel is first copied together
-// (kernel_scratch): read in place, each of its K rows would be on a page of
-// its own, and the TLB's misses halved the speed.
+// With many rows and a B larger than L2, the panel is first copied together
+// (kernel_scratch): read in place, its K rows lie on pages of their own,
+// and the TLB's misses halved the speed.
 template <class S>
 void fused_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
                    int ldc) {
@@ -140,7 +140,7 @@ void fused_product(int M, int N, int K, const float* A, int lda, const float* B,
     nn_few_rows<S>(M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
-  const bool pack = M >= 2 * S::kRows && ldb >= 1024;
+  const bool pack = M >= 2 * S::kRows && bytes_of_B > kCachedB;
   float* panel = pack ? kernel_scratch(offset(K, kPanel)) : nullptr;
   for (int j = 0; j < N; j += kPanel) {
     const int width = smaller(kPanel, N - j);
