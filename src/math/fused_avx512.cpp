@@ -1,6 +1,12 @@
 // The AVX-512 family of kernels (math/kernel_paths.h): fused_kernels.h's
 // products in 16-float vectors, six rows by 64 columns of C in registers.
 // Built with -mavx512f -mfma (CMakeLists.txt); called only on a CPU that has them.
+// GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_ps(),
+// a self-initialized variable that -Wmaybe-uninitialized reports wherever they
+// are inlined (GCC bug 105593, fixed in GCC 13): nothing here is uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include "math/fused_kernels.h"
