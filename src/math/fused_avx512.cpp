@@ -22,7 +22,7 @@ struct Avx512 {
   static constexpr int kDotRows = 4;
   template <int R>
   static constexpr int width() {
-    return R == 1 ? 8 : 4;  // one row: eight chains keep both FMA units busy
+    return R == 1 ? 12 : 4;  // one row: twelve chains keep both FMA units busy
   }
   static V zero() { return _mm512_setzero_ps(); }
   static V broadcast(float x) { return _mm512_set1_ps(x); }

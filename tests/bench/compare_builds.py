@@ -18,7 +18,9 @@ alike. Reported, each as old, new and new/old of the medians:
     batch size x phrase length;
   - peak memory (max RSS) predicting the stream.
 
-Both must print the same predictions for the stream; the script stops if not.
+Both must print the same predictions for the stream, probabilities within
+1e-4 (the last bits may differ between kernel families, issue 37); the
+script stops if not.
 """
 import argparse
 import json
@@ -55,6 +57,27 @@ def bench(nextword, model, threads):
     for run in b["runs"]:
         figures["bench %dx%d median_ms" % (run["batch"], run["tokens"])] = run["median_ms"]
     return figures
+
+
+def same_predictions(old, new, tolerance=1e-4):
+    """Whether two `predict -f tsv` streams agree: the same lines, and at each
+    rank the same probability within `tolerance` (a kernel family's last bits
+    may change, issue 37), the words the same unless their probabilities are
+    that close (a near tie may swap)."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    if len(old_lines) != len(new_lines):
+        return False
+    for a, b in zip(old_lines, new_lines):
+        fa, fb = a.split("\t"), b.split("\t")
+        if len(fa) != len(fb):
+            return False
+        for i in range(0, len(fa) - 1, 2):
+            pa, pb = float(fa[i + 1]), float(fb[i + 1])
+            if abs(pa - pb) > tolerance:
+                return False
+            if fa[i] != fb[i] and fb[i] not in fa and fa[i] not in fb:
+                return False
+    return True
 
 
 def main():
@@ -98,8 +121,8 @@ def main():
                                         os.path.abspath(args.score))
                 words = sum(int(line.split("\t")[3]) for line in out.splitlines() if line)
                 add(name, "score words/s", words / seconds)
-    if outputs["old"] != outputs["new"]:
-        sys.exit("the two builds predict differently on the stream")
+    if not same_predictions(outputs["old"], outputs["new"]):
+        sys.exit("the two builds predict differently on the stream (beyond 1e-4)")
     for name, nw in builds.items():
         add(name, "stream peak MB",
             max_rss([nw, "predict", "-m", model, "-f", "tsv", "-q", "-t", n], phrase_file) / 1e6)

@@ -232,6 +232,36 @@ class Bench(unittest.TestCase):
         self.assertEqual(r.returncode, USAGE)
         self.assertIn("more than the model's max_len 8", r.stderr)
 
+    def test_bench_products(self):
+        """--products: every product of a forward pass at 1 to 128 rows, for
+        this model's shapes and a d_model 512 model's, against OpenBLAS."""
+        fruit = os.path.join(DATA, "examples", "fruit")
+        info = json.loads(run("info", "-m", fruit, "-f", "json").stdout)
+        config = info["config"]
+        r = run("bench", "-m", fruit, "--products", "--seconds", "0.01", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = json.loads(r.stdout)
+        self.assertIn(report["kernels"], ("plain", "avx2", "avx512"))
+        rows = report["products"]
+        d, width = config["d_model"], config["n_heads"] * config["d_k"]
+        shapes = [("q", d, width), ("o", width, d)]
+        if config.get("d_ff", 0) > 0:
+            shapes += [("ff_in", d, config["d_ff"]), ("ff_out", config["d_ff"], d)]
+        shapes.append(("classifier", d, config["vocab_size"]))
+        big = [("q", 512, 512), ("o", 512, 512), ("ff_in", 512, 2048), ("ff_out", 2048, 512),
+               ("classifier", 512, config["vocab_size"])]
+        expected = [(model, name, m, k, n) for model, products in
+                    (("this model", shapes), ("d_model 512", big))
+                    for name, k, n in products for m in (1, 4, 16, 64, 128)]
+        self.assertEqual([(x["model"], x["product"], x["M"], x["K"], x["N"]) for x in rows],
+                         expected)
+        for x in rows:
+            self.assertAlmostEqual(x["ratio"], x["gflops"] / x["sgemm_gflops"])
+            self.assertAlmostEqual(x["fraction_of_peak"], x["gflops"] / report["sgemm_peak_gflops"])
+        forced = run("bench", "-m", fruit, "--products", "--seconds", "0.01",
+                     env={"NEXTWORD_KERNELS": "plain"}).stdout
+        self.assertTrue(forced.startswith("kernels      plain "), forced[:80])
+
 
 class Info(unittest.TestCase):
     def test_info(self):
