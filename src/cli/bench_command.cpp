@@ -162,10 +162,9 @@ struct BenchCommand {
         // Blocks of forward passes (a tenth of the time each), then two
         // products; the best of each is kept, so the first pass after the
         // products evicted the weights from the cache does not count.
-        const auto times =
-            time_in_turns(seconds, 3,
-                          {{[&] { forward(predictor, inputs); }, 1, seconds / 10},
-                           {[&] { sgemm.run(); }, 2}});
+        const auto times = time_in_turns(
+            seconds, 3,
+            {{[&] { forward(predictor, inputs); }, 1, seconds / 10}, {[&] { sgemm.run(); }, 2}});
         const std::vector<int> sizes(static_cast<size_t>(batch), length);
         const double flops = forward_flops(c, sizes), t = best(times[0]);
         const double peak = sgemm.flops() / best(times[1]) / 1e9;

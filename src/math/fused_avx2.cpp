@@ -18,22 +18,22 @@ struct Avx2 {
   static constexpr int width() {  // at most 12 of the 16 registers hold sums
     return R == 1 ? 8 : R == 2 ? 4 : R <= 4 ? 3 : 2;
   }
-  static V zero() { return _mm256_setzero_ps(); }
-  static V broadcast(float x) { return _mm256_set1_ps(x); }
-  static Mask first(int n) {
+  NEXTWORD_VECTOR_OP static V zero() { return _mm256_setzero_ps(); }
+  NEXTWORD_VECTOR_OP static V broadcast(float x) { return _mm256_set1_ps(x); }
+  NEXTWORD_VECTOR_OP static Mask first(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
-  static V load(const float* p) { return _mm256_loadu_ps(p); }
-  static V load(const float* p, Mask m) { return _mm256_maskload_ps(p, m); }
-  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
-  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static float sum(V v) {
+  NEXTWORD_VECTOR_OP static V load(const float* p) { return _mm256_loadu_ps(p); }
+  NEXTWORD_VECTOR_OP static V load(const float* p, Mask m) { return _mm256_maskload_ps(p, m); }
+  NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
+  NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  NEXTWORD_VECTOR_OP static float sum(V v) {
     const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
     return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
   }
-  static void sum4(V v0, V v1, V v2, V v3, float* out) {
+  NEXTWORD_VECTOR_OP static void sum4(V v0, V v1, V v2, V v3, float* out) {
     // [four(v0) | four(v1)], [four(v2) | four(v3)]: lanes l + l + 4.
     const V a =
         _mm256_add_ps(_mm256_permute2f128_ps(v0, v1, 0x20), _mm256_permute2f128_ps(v0, v1, 0x31));

@@ -24,22 +24,22 @@ struct Avx512 {
   static constexpr int width() {
     return R == 1 ? 12 : 4;  // one row: twelve chains keep both FMA units busy
   }
-  static V zero() { return _mm512_setzero_ps(); }
-  static V broadcast(float x) { return _mm512_set1_ps(x); }
-  static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
-  static V load(const float* p) { return _mm512_loadu_ps(p); }
-  static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
-  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
-  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static float sum(V v) {
+  NEXTWORD_VECTOR_OP static V zero() { return _mm512_setzero_ps(); }
+  NEXTWORD_VECTOR_OP static V broadcast(float x) { return _mm512_set1_ps(x); }
+  NEXTWORD_VECTOR_OP static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
+  NEXTWORD_VECTOR_OP static V load(const float* p) { return _mm512_loadu_ps(p); }
+  NEXTWORD_VECTOR_OP static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
+  NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  NEXTWORD_VECTOR_OP static float sum(V v) {
     const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
     const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(v), high);
     const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
     const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
     return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
   }
-  static void sum4(V v0, V v1, V v2, V v3, float* out) {
+  NEXTWORD_VECTOR_OP static void sum4(V v0, V v1, V v2, V v3, float* out) {
     // [eight(v0) | eight(v1)], [eight(v2) | eight(v3)]: lanes l + l + 8.
     const V e01 =
         _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x44), _mm512_shuffle_f32x4(v0, v1, 0xEE));

@@ -21,10 +21,16 @@
 namespace nextword {
 namespace {
 
-constexpr size_t offset(int row, int ld) {
+// What the kernels' innermost loops call, the instruction sets' vector
+// operations included: always inlined and, like those loops, outside the
+// sanitizers (clang inlines nothing instrumented into a function that is not:
+// each fma was a call in the sanitizer build).
+#define NEXTWORD_VECTOR_OP [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline
+
+NEXTWORD_VECTOR_OP constexpr size_t offset(int row, int ld) {
   return static_cast<size_t>(row) * static_cast<size_t>(ld);
 }
-constexpr int smaller(int a, int b) { return a < b ? a : b; }
+NEXTWORD_VECTOR_OP constexpr int smaller(int a, int b) { return a < b ? a : b; }
 
 // ---- C = A B: element (i, j) = fma(A[i, K-1], B[K-1, j], ... fma(A[i, 0],
 // B[0, j], 0)), one chain in the order of k whatever block computes it.

@@ -40,10 +40,7 @@ std::shared_ptr<FileBytes> FileBytes::open(const std::string& path, const FileLi
   }
   if (S_ISREG(info.st_mode) && info.st_size > 0) {
     const auto size = static_cast<size_t>(info.st_size);
-    // Populated at once: every byte is read soon after (the weights' finiteness
-    // check, the parsers), and faulting the pages in one by one took a quarter
-    // of a one-phrase process.
-    void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, d.fd, 0);
+    void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, d.fd, 0);
     if (mapping != MAP_FAILED) {
       file->mapping_ = mapping;
       file->data_ = static_cast<const char*>(mapping);

@@ -377,7 +377,7 @@ def main():
     times = {n: {"nextword": [], "torch_loop": [], "torch_process": [], "nextword_cpu": [],
                  "torch_loop_cpu": [], "torch_cpu": []} for n in args.threads}
     per_round = []
-    first = {}  # engine -> its first timed output
+    first = {}  # (engine, threads) -> its first timed output
     for k in range(rounds):
         row = {"round": k + 1}
         for n in (args.threads if k % 2 == 0 else list(reversed(args.threads))):
@@ -394,9 +394,10 @@ def main():
                     timing = json.loads(err.strip().splitlines()[-1])
                     times[n]["torch_loop"].append(timing["seconds"])
                     times[n]["torch_loop_cpu"].append(timing["cpu_seconds"])
-                # Each engine against its own first output: the same work each round.
+                # Each engine against its own first output with as many threads
+                # (PyTorch's sums change with them): the same work each round.
                 rows = tsv_rows(out)
-                w, bad = compare(rows, first.setdefault(engine, rows), 0.0)
+                w, bad = compare(rows, first.setdefault((engine, n), rows), 0.0)
                 if bad:
                     sys.exit("%s -t %d, round %d: output differs:\n  %s" % (
                         engine, n, k + 1, "\n  ".join(bad[:10])))
