@@ -11,7 +11,8 @@
 // and so on down to one), and sum4, four vectors' sums, the same additions,
 // side by side; kRows and width<R>(), the register block of
 // product: R rows of C by width<R>() vectors of columns; kDotRows, the
-// rows of A that product_transposed takes by four rows of B.
+// rows of A that product_transposed takes together (by four rows of B; a
+// single row of A by eight).
 #pragma once
 
 #include <cstddef>
@@ -27,10 +28,22 @@ namespace {
 // each fma was a call in the sanitizer build).
 #define NEXTWORD_VECTOR_OP [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline
 
+// math/layers.h's area(), again: an inline function of another header, built
+// here for AVX-512, could be the copy the linker keeps for the whole program.
 NEXTWORD_VECTOR_OP constexpr size_t offset(int row, int ld) {
   return static_cast<size_t>(row) * static_cast<size_t>(ld);
 }
 NEXTWORD_VECTOR_OP constexpr int smaller(int a, int b) { return a < b ? a : b; }
+
+// Every sum of a register block at +0.
+template <class S, int R, int W>
+NEXTWORD_VECTOR_OP void zero_sums(typename S::V (&acc)[R][W]) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int w = 0; w < W; ++w) acc[r][w] = S::zero();
+  }
+}
 
 // ---- C = A B: element (i, j) = fma(A[i, K-1], B[K-1, j], ... fma(A[i, 0],
 // B[0, j], 0)), one chain in the order of k whatever block computes it.
@@ -44,11 +57,7 @@ template <class S, int R, int W, bool Masked>
   using V = typename S::V;
   constexpr int L = S::kLanes;
   V acc[R][W];
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-    for (int w = 0; w < W; ++w) acc[r][w] = S::zero();
-  }
+  zero_sums<S>(acc);
   for (int k = 0; k < K; ++k) {
     const float* b = B + offset(k, ldb);
     V bv[W];
@@ -218,11 +227,7 @@ template <class S, int RA, int RB>
   using V = typename S::V;
   constexpr int L = S::kLanes;
   V acc[RA][RB];
-#pragma GCC unroll 16
-  for (int r = 0; r < RA; ++r) {
-#pragma GCC unroll 16
-    for (int s = 0; s < RB; ++s) acc[r][s] = S::zero();
-  }
+  zero_sums<S>(acc);
   int k = 0;
   for (; k + L <= K; k += L) {
     nt_step<S, RA, RB, false>(acc, A + k, lda, B + k, ldb, S::first(L));

@@ -230,26 +230,31 @@ void plain_product_transposed(int M, int N, int K, const float* A, int lda, cons
   for (int i = 0; i < M; ++i) dots(A + area(i, lda), N, K, B, ldb, C + area(i, ldc));
 }
 
+// Each family's two products, in KernelPath's order.
+using Product = void(int, int, int, const float*, int, const float*, int, float*, int);
+struct Products {
+  Product* nn;
+  Product* nt;
+};
+constexpr Products kFamilies[] = {{plain_product, plain_product_transposed},
+                                  {avx2::product, avx2::product_transposed},
+                                  {avx512::product, avx512::product_transposed}};
+static_assert(static_cast<int>(KernelPath::kPlain) == 0 &&
+              static_cast<int>(KernelPath::kAvx2) == 1 &&
+              static_cast<int>(KernelPath::kAvx512) == 2);
+
+const Products& in_force() { return kFamilies[static_cast<int>(kernel_path())]; }
+
 }  // namespace
 
 void row_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
                  int ldc) {
-  switch (kernel_path()) {
-    case KernelPath::kAvx512: avx512::product(M, N, K, A, lda, B, ldb, C, ldc); return;
-    case KernelPath::kAvx2: avx2::product(M, N, K, A, lda, B, ldb, C, ldc); return;
-    case KernelPath::kPlain: break;
-  }
-  plain_product(M, N, K, A, lda, B, ldb, C, ldc);
+  in_force().nn(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                             float* C, int ldc) {
-  switch (kernel_path()) {
-    case KernelPath::kAvx512: avx512::product_transposed(M, N, K, A, lda, B, ldb, C, ldc); return;
-    case KernelPath::kAvx2: avx2::product_transposed(M, N, K, A, lda, B, ldb, C, ldc); return;
-    case KernelPath::kPlain: break;
-  }
-  plain_product_transposed(M, N, K, A, lda, B, ldb, C, ldc);
+  in_force().nt(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace nextword
