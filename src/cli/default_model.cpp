@@ -1,30 +1,54 @@
 #include "cli/default_model.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include "model/installed_models.h"
 
 namespace nextword::cli {
+namespace {
 
-std::vector<std::string> data_directories() {
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace
+
+std::vector<std::string> model_search_path() {
   namespace fs = std::filesystem;
   std::vector<std::string> dirs;
+  // Empty entries of a colon-separated list name nothing (not the current
+  // directory, as they would in $PATH): a model there is given as ./NAME.
+  const std::string listed = environment("NEXTWORD_MODELS");
+  for (size_t start = 0; start <= listed.size();) {
+    const size_t end = std::min(listed.find(':', start), listed.size());
+    if (end > start) dirs.push_back(listed.substr(start, end - start));
+    start = end + 1;
+  }
+  // The XDG base directories: a relative $XDG_DATA_HOME is to be ignored.
+  const std::string xdg = environment("XDG_DATA_HOME");
+  const std::string home = environment("HOME");
+  if (!xdg.empty() && xdg.front() == '/') {
+    dirs.push_back(xdg + "/nextword/models");
+  } else if (!home.empty()) {
+    dirs.push_back(home + "/.local/share/nextword/models");
+  }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && exe.parent_path().filename() == "bin") {
-    dirs.push_back((exe.parent_path().parent_path() / NEXTWORD_INSTALL_DATA_SUBDIR).string());
+    dirs.push_back((exe.parent_path().parent_path() / NEXTWORD_INSTALL_MODELS_SUBDIR).string());
+  } else {
+    dirs.emplace_back(NEXTWORD_SOURCE_DATA_DIR);
   }
-  dirs.emplace_back(NEXTWORD_SOURCE_DATA_DIR);
   return dirs;
 }
 
 std::string model_directory(const std::string& value) {
-  if (!value.empty()) return resolve_model(value, data_directories());
-  if (const char* env = std::getenv("NEXTWORD_MODEL"); env != nullptr && *env != '\0') {
-    return resolve_model(env, data_directories());
-  }
-  return resolve_model(kDefaultModel, data_directories());
+  if (!value.empty()) return resolve_model(value, model_search_path());
+  const std::string env = environment("NEXTWORD_MODEL");
+  return resolve_model(env.empty() ? kDefaultModel : env, model_search_path());
 }
 
 }  // namespace nextword::cli

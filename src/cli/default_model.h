@@ -1,5 +1,5 @@
-// Where `nextword` finds its models: by name in its data directories, and
-// the default one when no --model is given.
+// Where `nextword` finds its models: by name along a search path, and the
+// default one when no --model is given.
 #pragma once
 
 #include <string>
@@ -10,15 +10,18 @@ namespace nextword::cli {
 // The model used when no --model is given: the installed model of this name.
 inline constexpr const char* kDefaultModel = "english";
 
-// The data directories that hold the models, searched in order: the
-// installed copy (<prefix>/share/nextword, for a binary in <prefix>/bin),
-// then data/ of the source tree this binary was built from.
-std::vector<std::string> data_directories();
+// The directories searched for a model's name, in order (README, "Models by
+// name"): each directory of $NEXTWORD_MODELS (colon-separated), then
+// $XDG_DATA_HOME/nextword/models (~/.local/share/nextword/models when
+// XDG_DATA_HOME is unset), then the installed models <prefix>/share/nextword/
+// models for a binary in <prefix>/bin, else data/ of the source tree this
+// binary was built from.
+std::vector<std::string> model_search_path();
 
-// The directory a --model value means (a directory, or an installed model's
-// name: model/installed_models.h); with no value, $NEXTWORD_MODEL if set
-// (a name or a directory), else the default model. Throws Error(kModel)
-// listing what it looked for when there is no such model.
+// The directory a --model value means (a directory, or a model's name on
+// the search path: model/installed_models.h); with no value, $NEXTWORD_MODEL
+// if set (a name or a directory), else the default model. Throws
+// Error(kModel) naming where it looked when there is no such model.
 std::string model_directory(const std::string& value);
 
 }  // namespace nextword::cli

@@ -1,6 +1,9 @@
-// nextword models: the installed models, by name, with what their cards say.
+// nextword models: the models along the search path (cli/default_model.h),
+// by name, with what their cards say.
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "base/error.h"
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "model/installed_models.h"
@@ -35,30 +38,44 @@ struct ModelsCommand {
   }
 
   int run() const {
-    for (const InstalledModel& installed : installed_models(data_directories())) {
-      const Model m = load_model(ModelPaths::in_directory(installed.dir));
+    // The default is the model a command given no --model would load.
+    std::string default_dir;
+    try {
+      default_dir = model_directory("");
+    } catch (const Error&) {  // no default model: none is marked
+    }
+    int status = 0;
+    for (const InstalledModel& installed : installed_models(model_search_path())) {
+      std::optional<Model> m;
+      try {
+        m.emplace(load_model(ModelPaths::in_directory(installed.dir)));
+      } catch (const Error& e) {  // listed on stderr; the others are still listed
+        report(e.message());
+        status = static_cast<int>(e.code());
+        continue;
+      }
       const nlohmann::json card = read_card(installed.dir);
-      const bool is_default = installed.name == kDefaultModel;
+      const bool is_default = installed.dir == default_dir;
       if (format == "json") {
         write_line(nlohmann::ordered_json{{"name", installed.name},
                                           {"default", is_default},
                                           {"directory", installed.dir},
-                                          {"parameters", m.weights.parameter_count()},
-                                          {"vocabulary", m.vocab.size()},
+                                          {"parameters", m->weights.parameter_count()},
+                                          {"vocabulary", m->vocab.size()},
                                           {"text", field(card, "text")},
                                           {"headline", field(card, "headline")}}
                        .dump());
         continue;
       }
       std::string line = installed.name + (is_default ? " (default)" : "") + "\n  " +
-                         std::to_string(m.weights.parameter_count()) + " parameters, " +
-                         std::to_string(m.vocab.size()) + " words, " + installed.dir;
+                         std::to_string(m->weights.parameter_count()) + " parameters, " +
+                         std::to_string(m->vocab.size()) + " words, " + installed.dir;
       for (const char* name : {"text", "headline"}) {
         if (!field(card, name).empty()) line += "\n  " + field(card, name);
       }
       write_line(line);
     }
-    return 0;
+    return status;
   }
 };
 
@@ -66,7 +83,9 @@ struct ModelsCommand {
 
 CLI::App* add_models_command(CLI::App& app, std::function<int()>& run) {
   return add_command<ModelsCommand>(app, "models",
-                                    "List the installed models, which --model takes by name", run);
+                                    "List the models --model finds by name ($NEXTWORD_MODELS, "
+                                    "~/.local/share/nextword/models, the installed ones)",
+                                    run);
 }
 
 }  // namespace nextword::cli

@@ -12,23 +12,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool holds_model(const fs::path& dir) {
+// A directory meant as a model holds one of a model's files; whether they
+// load is load_model's to say (its errors name the file and the field).
+bool looks_like_model(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_regular_file(dir / "vocab.json", ec) &&
-         (fs::is_regular_file(dir / "weights.safetensors", ec) ||
-          fs::is_regular_file(dir / "weights.json", ec));
+  for (const char* file : {"vocab.json", "weights.safetensors", "weights.json"}) {
+    if (fs::is_regular_file(dir / file, ec)) return true;
+  }
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
 }
 
 }  // namespace
 
-std::vector<InstalledModel> installed_models(const std::vector<std::string>& data_dirs) {
+std::vector<InstalledModel> installed_models(const std::vector<std::string>& search_path) {
   std::vector<InstalledModel> models;
   std::set<std::string> names;
-  for (const std::string& data : data_dirs) {
+  for (const std::string& dir : search_path) {
     std::error_code ec;
-    for (const fs::directory_entry& entry : fs::directory_iterator(data, ec)) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (holds_model(entry.path()) && names.insert(name).second) {
+      // The first directory of a name is what the name means, model or not.
+      if (entry.is_directory(ec) && names.insert(name).second && looks_like_model(entry.path())) {
         models.push_back({name, entry.path().string()});
       }
     }
@@ -44,19 +54,25 @@ bool is_model_name(const std::string& value) {
          !fs::is_directory(value, ec);
 }
 
-std::string resolve_model(const std::string& value, const std::vector<std::string>& data_dirs) {
+std::string resolve_model(const std::string& value, const std::vector<std::string>& search_path) {
   if (!is_model_name(value)) return value;
-  const std::vector<InstalledModel> models = installed_models(data_dirs);
-  std::string names;
-  for (const InstalledModel& m : models) {
+  std::vector<std::string> names;
+  for (const InstalledModel& m : installed_models(search_path)) {
     if (m.name == value) return m.dir;
-    names += (names.empty() ? "" : ", ") + m.name;
+    names.push_back(m.name);
   }
-  std::string looked;
-  for (const std::string& data : data_dirs) looked += (looked.empty() ? "" : ", ") + data;
-  throw Error(ExitCode::kModel,
-              value + ": no model of that name (installed: " + (names.empty() ? "none" : names) +
-                  ", in " + looked + "); a directory is given as ./" + value);
+  for (const std::string& dir : search_path) {
+    std::error_code ec;
+    if (fs::is_directory(fs::path(dir) / value, ec)) {
+      throw Error(ExitCode::kModel, (fs::path(dir) / value).string() +
+                                        ": not a model: no vocab.json, weights.safetensors or "
+                                        "weights.json");
+    }
+  }
+  throw Error(ExitCode::kModel, value + ": no model of that name (found: " +
+                                    (names.empty() ? "none" : joined(names)) + "; looked in " +
+                                    (search_path.empty() ? "nothing" : joined(search_path)) +
+                                    "); a directory is given as ./" + value);
 }
 
 }  // namespace nextword

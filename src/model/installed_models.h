@@ -1,7 +1,6 @@
-// Models by name: `--model english` and `--model stories` name a model
-// directory of that name in a data directory (data/ of the source tree a
-// binary was built from, or <prefix>/share/nextword of an installed one), as
-// `--model DIR` names a directory.
+// Models by name: `--model english` names the model directory of that name
+// in the first directory of a search path that has one (cli/default_model.h
+// gives nextword's path), as `--model DIR` names a directory.
 #pragma once
 
 #include <string>
@@ -14,18 +13,20 @@ struct InstalledModel {
   std::string dir;   // its path
 };
 
-// The models of the data directories, each a directory holding vocab.json
-// and weights.safetensors or weights.json, in name order; a name found in
-// two data directories is the first one's.
-std::vector<InstalledModel> installed_models(const std::vector<std::string>& data_dirs);
+// The models along the search path, in name order: each directory holding
+// vocab.json, weights.safetensors or weights.json (whether they load is
+// load_model's to say); a name is the first directory of that name on the
+// path, so a later model of the same name is hidden.
+std::vector<InstalledModel> installed_models(const std::vector<std::string>& search_path);
 
 // Is `value` a model's name rather than a path: non-empty, no '/', not "."
 // or "..", and no directory of that name here?
 bool is_model_name(const std::string& value);
 
 // The directory a --model value means: the value itself when it is a path,
-// else the installed model of that name. Throws Error(kModel) naming the
-// installed models when there is none of that name.
-std::string resolve_model(const std::string& value, const std::vector<std::string>& data_dirs);
+// else the model of that name on the search path. Throws Error(kModel)
+// naming the directory of that name that holds no model, or else the models
+// found and every directory searched.
+std::string resolve_model(const std::string& value, const std::vector<std::string>& search_path);
 
 }  // namespace nextword

@@ -24,9 +24,16 @@ def read(path):
         return f.read()
 
 
+# Models of the caller's own ($NEXTWORD_MODELS, ~/.local/share/nextword/
+# models) never take a name from the build's data/ in a test: the search
+# path's first two places are pointed at a directory that does not exist.
+NO_MODELS = {"NEXTWORD_MODELS": "", "XDG_DATA_HOME": "/nonexistent/nextword-tests"}
+
+
 def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
     merged = dict(os.environ)
     merged.pop("NEXTWORD_MODEL", None)
+    merged.update(NO_MODELS)
     if TEST_MODEL:
         merged["NEXTWORD_MODEL"] = TEST_MODEL
     merged.update(env or {})
@@ -39,6 +46,7 @@ def main(module):
     global NEXTWORD, DATA
     NEXTWORD, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     # The processes a test starts on its own inherit the model too.
+    os.environ.update(NO_MODELS)
     if TEST_MODEL:
         os.environ["NEXTWORD_MODEL"] = TEST_MODEL
     else:
