@@ -6,7 +6,8 @@
 
 find_program(NEXTWORD_HELP2MAN help2man DOC "help2man, which writes nextword.1 from --help")
 find_package(Python3 COMPONENTS Interpreter)
-if(NEXTWORD_HELP2MAN AND Python3_Interpreter_FOUND)
+find_program(NEXTWORD_GZIP gzip DOC "gzip, for the package's changelog and man page")
+if(NEXTWORD_HELP2MAN AND Python3_Interpreter_FOUND AND NEXTWORD_GZIP)
   # help2man reads `nextword --help` (the commands) and --version; the
   # COMMANDS section, one subsection per command listed there, is each
   # command's --help, written by cmake/man_commands.py.
@@ -22,8 +23,15 @@ if(NEXTWORD_HELP2MAN AND Python3_Interpreter_FOUND)
     BYPRODUCTS ${commands_h2m}
     COMMENT "Writing the man page nextword.1 from the commands' --help (help2man)"
     VERBATIM)
-  add_custom_target(nextword_man ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/nextword.1)
-  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nextword.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  # Installed compressed, as Debian ships man pages (gzip -9n: no name or
+  # time stamp in it); man reads it either way.
+  add_custom_command(
+    OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/nextword.1.gz
+    COMMAND ${NEXTWORD_GZIP} -9nkf ${CMAKE_CURRENT_BINARY_DIR}/nextword.1
+    DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/nextword.1
+    VERBATIM)
+  add_custom_target(nextword_man ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/nextword.1.gz)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nextword.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
   set(NEXTWORD_MAN_PAGE ON)
 else()
   message(STATUS "help2man or Python 3 not found: no man page (cmake/install-deps.sh installs "

@@ -25,10 +25,13 @@ if [[ "${1:-}" == "--test" ]]; then
   # memory) and mount (a small tmpfs that fills) for the error matrix; wrk
   # and slowhttptest load and attack `nextword serve`.
   # Neovim and Vim run `nextword lsp` headless (tests/editors), Neovim also
-  # in tmux as a person types.
+  # in tmux as a person types. lintian, mmdebstrap (a Debian 12 root to
+  # install the package into), systemd (systemd-analyze for the service unit),
+  # dpkg-dev (dpkg-shlibdeps) and file for the Debian package's test.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
-             time mount wrk slowhttptest bash-completion neovim vim)
+             time mount wrk slowhttptest bash-completion neovim vim lintian mmdebstrap systemd
+             dpkg-dev file)
 fi
 
 missing=()

@@ -8,14 +8,24 @@
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "serve/server.h"
+#include "text/documents.h"
 
 namespace nextword {
 namespace {
+
+// The key of --api-key-file: its first line, without the line's end.
+std::string key_in_file(const std::string& path) {
+  const std::string text = read_text_file(path);
+  const std::string key = text.substr(0, text.find_first_of("\r\n"));
+  if (key.empty()) throw Error(ExitCode::kUsage, path + ": api key: the first line is empty");
+  return key;
+}
 
 struct ServeCommand {
   cli::ModelOptions model;
   serve::ServerOptions options;
   int threads = 0;
+  std::string api_key_file;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
@@ -27,10 +37,14 @@ struct ServeCommand {
         ->capture_default_str();
     c.add_option("-t,--threads", threads, "Workers answering calls (default: every core)")
         ->check(CLI::Range(1, 1024));
-    c.add_option("--api-key", options.api_key,
-                 "Key every route but / and /health needs, as \"Authorization: Bearer KEY\" or "
-                 "\"X-API-Key: KEY\"")
-        ->envname("NEXTWORD_API_KEY");
+    auto* key = c.add_option("--api-key", options.api_key,
+                             "Key every route but / and /health needs, as \"Authorization: "
+                             "Bearer KEY\" or \"X-API-Key: KEY\"")
+                    ->envname("NEXTWORD_API_KEY");
+    c.add_option("--api-key-file", api_key_file,
+                 "The --api-key read from this file (its first line), so that it is never on a "
+                 "command line: the systemd service's credential")
+        ->excludes(key);
     c.add_option("--cors-origin", options.cors_origin,
                  "Let pages of this origin call the API from a browser (CORS; off by default)");
     c.add_option("--max-body", options.max_body,
@@ -59,6 +73,7 @@ struct ServeCommand {
   }
 
   int run() {
+    if (!api_key_file.empty()) options.api_key = key_in_file(api_key_file);
     options.threads = threads > 0 ? threads : available_cores();
     // Each worker runs its products on its own thread.
     set_threading(Threading::kRows, 1);

@@ -2,7 +2,7 @@
 """nextword's place in the shell, as installed: `cmake --install` of the
 build into a temporary prefix, then
 
-  - the man page PREFIX/share/man/man1/nextword.1 renders (man -l, else
+  - the man page PREFIX/share/man/man1/nextword.1.gz renders (man -l, else
     groff or mandoc) with a subsection for every command `nextword --help`
     lists, each with its usage line and every option its --help shows;
   - bash completion, in a real bash (--norc --noprofile) inside a detached
@@ -23,6 +23,7 @@ the installed binary's --help, not written here.
 Exits 77 (skipped) when tmux or bash-completion is missing, 1 when a check
 fails.
 """
+import gzip
 import os
 import re
 import shutil
@@ -167,19 +168,22 @@ class Checks:
 
 def check_man_page(prefix, nextword):
     """The installed page renders, with every command and its options."""
-    page = os.path.join(prefix, "share", "man", "man1", "nextword.1")
+    page = os.path.join(prefix, "share", "man", "man1", "nextword.1.gz")
     if not os.path.isfile(page):
         raise Failure(f"no man page at {page}")
+    with gzip.open(page, "rt", encoding="utf-8") as f:
+        source = f.read()
     env = dict(os.environ, LANG="C", LC_ALL="C", MANWIDTH="200", MANPAGER="cat", PAGER="cat")
     if shutil.which("man"):
         render = ["man", "-l", page]
     elif shutil.which("groff"):
-        render = ["groff", "-man", "-Tascii", "-P-cbou", "-rLL=200n", page]
+        render = ["groff", "-man", "-Tascii", "-P-cbou", "-rLL=200n"]
     elif shutil.which("mandoc"):
-        render = ["mandoc", "-Tascii", "-Owidth=200", page]
+        render = ["mandoc", "-Tascii", "-Owidth=200"]
     else:
         raise Failure("neither man, groff nor mandoc is installed to render the page")
-    r = subprocess.run(render, capture_output=True, text=True, env=env, check=False)
+    r = subprocess.run(render, input=None if render[0] == "man" else source, capture_output=True,
+                       text=True, env=env, check=False)
     if r.returncode != 0 or r.stderr.strip():
         raise Failure(f"{' '.join(render)} exited {r.returncode}: {r.stderr.strip()}")
     text = re.sub(r".\x08", "", r.stdout)  # overstrike bold, if a pager left it

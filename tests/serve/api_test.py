@@ -26,6 +26,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -250,6 +251,27 @@ class Errors(unittest.TestCase):
         self.assertEqual(self.server.request("GET", "/health")[0].status, 200)
         self.assertEqual(self.server.request("GET", "/")[0].status, 200)
         self.check(*self.server.request("GET", "/metrics"), 401)
+
+    def test_key_from_a_file(self):
+        # Its first line is the key (the line's end is not part of it); a
+        # file whose first line is empty is a usage error naming the file.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "api-key")
+            with open(path, "w") as f:
+                f.write("from-a-file\r\nsecond line\n")
+            server = Server("--api-key-file", path)
+            try:
+                self.check(*server.post("/v1/predict", {"phrase": "a"}), 401, "unauthorized")
+                self.assertEqual(server.post("/v1/predict", {"phrase": "once"},
+                                             headers={"X-API-Key": "from-a-file"})[0].status, 200)
+            finally:
+                self.assertEqual(server.stop(), 0)
+            with open(path, "w") as f:
+                f.write("\nkey on the second line\n")
+            r = subprocess.run([BINARY, "serve", "--port", "0", "--api-key-file", path],
+                               capture_output=True, text=True, timeout=60, check=False)
+            self.assertEqual((r.returncode, r.stdout), (2, ""))
+            self.assertEqual(r.stderr, f"nextword: {path}: api key: the first line is empty\n")
 
     def test_routes_and_methods(self):
         self.check(*self.server.request("GET", "/v2/predict", headers=self.key), 404, "not_found")
