@@ -27,11 +27,12 @@ if [[ "${1:-}" == "--test" ]]; then
   # Neovim and Vim run `nextword lsp` headless (tests/editors), Neovim also
   # in tmux as a person types. lintian, mmdebstrap (a Debian 12 root to
   # install the package into), systemd (systemd-analyze for the service unit),
+  # systemd-container (systemd-nspawn boots that root to run the service),
   # dpkg-dev (dpkg-shlibdeps) and file for the Debian package's test.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
              time mount wrk slowhttptest bash-completion neovim vim lintian mmdebstrap systemd
-             dpkg-dev file)
+             systemd-container dpkg-dev file)
 fi
 
 missing=()

@@ -14,12 +14,16 @@ package"):
   - a fresh Debian 12 root made by mmdebstrap from the Debian archive, where
     `apt-get install ./nextword_*.deb` resolves the dependencies; inside it
     tests/package/in_root.sh runs predict, models, man -w, the completion
-    and the service's command line (the API key postinst made);
-  - the service unit passes `systemd-analyze verify` in that root and
-    `systemd-analyze security --offline=yes` rates it at most 2.0.
+    and `systemd-analyze verify` of the unit;
+  - that root booted by systemd-nspawn with nextword.service enabled:
+    tests/package/boot_probe.sh sees it running as its own user with the
+    key postinst made as a credential, 401 without the key and 200 with
+    it, and a clean stop;
+  - `systemd-analyze security --offline=yes` rates the unit at most 2.0.
 
-The root takes about a minute to make (network to deb.debian.org needed:
-without it the test fails, never skips). Needs root (mmdebstrap, chroot).
+The root takes about a minute to make and seconds to boot (network to
+deb.debian.org needed: without it the test fails, never skips). Needs root
+(mmdebstrap, chroot, systemd-nspawn).
 
     python3 tests/package/package_test.py build/nextword build
 """
@@ -29,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,7 +40,7 @@ import unittest
 
 NEXTWORD = BUILD = None
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RESULTS = ROOT = DEB = None
+RESULTS = ROOT = DEB = BOOTED = None
 MAX_EXPOSURE = 2.0
 # The root's commands run in the environment of a fresh login there, none
 # of this process's (NEXTWORD_MODEL and the like).
@@ -48,19 +51,13 @@ def run(*args, **kw):
     return subprocess.run(args, capture_output=True, text=True, check=False, **kw)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def result(name):
-    with open(os.path.join(RESULTS, name), encoding="utf-8", newline="") as f:
+def result(name, folder=None):
+    with open(os.path.join(folder or RESULTS, name), encoding="utf-8", newline="") as f:
         return f.read()
 
 
 def setUpModule():
-    global RESULTS, ROOT, DEB
+    global RESULTS, ROOT, DEB, BOOTED
     version = run(NEXTWORD, "--version").stdout.split()[-1]
     for old in glob.glob(os.path.join(BUILD, "nextword_*.deb")):
         os.remove(old)
@@ -72,19 +69,33 @@ def setUpModule():
         raise AssertionError(f"cpack wrote no {DEB}: {os.listdir(BUILD)}")
     tmp = tempfile.mkdtemp(prefix="nextword-package-")
     ROOT, RESULTS = os.path.join(tmp, "root"), os.path.join(tmp, "results")
+    BOOTED = os.path.join(ROOT, "var", "lib", "nextword-probe")
     name = os.path.basename(DEB)
-    in_root = os.path.join(SOURCE, "tests", "package", "in_root.sh")
-    r = run("mmdebstrap", "--variant=apt", "--include=man-db,bash-completion,systemd",
-            f"--customize-hook=copy-in {DEB} {in_root} /tmp",
+    here = os.path.join(SOURCE, "tests", "package")
+    r = run("mmdebstrap", "--variant=apt",
+            "--include=man-db,bash-completion,systemd,systemd-sysv,dbus",
+            f"--customize-hook=copy-in {DEB} {here}/in_root.sh /tmp",
             "--customize-hook=mkdir -p \"$1/tmp/results\"",
             f"--customize-hook=chroot \"$1\" {CLEAN} apt-get install -y --no-install-recommends "
             f"/tmp/{name} >\"$1/tmp/results/apt\" 2>&1",
-            f"--customize-hook=chroot \"$1\" {CLEAN} /tmp/in_root.sh {free_port()}",
+            f"--customize-hook=chroot \"$1\" {CLEAN} /tmp/in_root.sh",
             f"--customize-hook=sync-out /tmp/results {RESULTS}",
+            # For the boot: the service enabled, and the probe that runs after it.
+            f"--customize-hook=copy-in {here}/boot_probe.sh /usr/local/sbin",
+            f"--customize-hook=copy-in {here}/boot_probe.service /etc/systemd/system",
+            "--customize-hook=chroot \"$1\" systemctl enable nextword boot_probe",
             "bookworm", ROOT)
     if r.returncode != 0:
         raise AssertionError("mmdebstrap could not make the Debian 12 root and install the "
                              "package in it (deb.debian.org reachable?):\n" + r.stderr[-4000:])
+    # The root booted: systemd runs nextword.service, boot_probe.sh looks at
+    # it and powers off. No machined or D-Bus here: --register=no, --keep-unit;
+    # its own network namespace, so that port 8080 is free whatever the host runs.
+    r = run("timeout", "600", "systemd-nspawn", "--quiet", "--register=no", "--keep-unit",
+            "--private-network", f"--directory={ROOT}", "--boot", "--console=pipe")
+    if not os.path.exists(os.path.join(BOOTED, "done")):
+        raise AssertionError(f"systemd-nspawn --boot exited {r.returncode} before the probe "
+                             "finished:\n" + r.stdout[-3000:] + r.stderr[-3000:])
 
 
 def tearDownModule():
@@ -181,15 +192,24 @@ class InstalledInDebian12(unittest.TestCase):
         self.assertIn("predict", listed)
         self.assertIn("--model", listed)
 
-    def test_service_command_line_with_its_key(self):
+    def test_the_service_as_systemd_runs_it(self):
         self.assertEqual(self.ok("key_mode"), "600 root\n")
-        self.ok("service")
-        self.assertIn("--api-key-file /tmp/credentials/api-key", result("service_line"))
-        self.assertRegex(result("service_nokey"), r"^HTTP/1\.[01] 401 ")
-        answer = result("service_key")
+        self.assertEqual((result("enabled"), result("enabled.rc")), ("disabled\n", "1\n"))
+        def booted(name):
+            return result(name, BOOTED)
+
+        self.assertEqual(booted("active"), "active\n", booted("journal"))
+        self.assertNotEqual(booted("uid").strip(), "0")  # DynamicUser
+        self.assertIn("--api-key-file /run/credentials/nextword.service/api-key",
+                      booted("cmdline"))
+        self.assertRegex(booted("nokey"), r"^HTTP/1\.[01] 401 ")
+        answer = booted("key")
         self.assertRegex(answer, r"^HTTP/1\.[01] 200 ")
         record = json.loads(answer.split("\r\n\r\n", 1)[1])
         self.assertEqual(record["predictions"][0]["word"], "States")
+        # SIGTERM from `systemctl stop`: the server finishes and exits 0.
+        self.assertEqual(booted("stopped"), "Result=success\nExecMainStatus=0\n")
+        self.assertRegex(booted("journal"), r"nextword: listening on http://127\.0\.0\.1:8080 ")
 
     def test_systemd_analyze(self):
         self.ok("verify")  # in the root: its systemd, its man page
