@@ -30,14 +30,25 @@ std::string field(const nlohmann::json& card, const char* name) {
 
 struct ModelsCommand {
   std::string format = "text";
+  bool names = false;
 
   void add_to(CLI::App& c) {
-    c.add_option("-f,--format", format, "Output: text or json (one object per model)")
-        ->check(CLI::IsMember({"text", "json"}))
-        ->capture_default_str();
+    auto* f = c.add_option("-f,--format", format, "Output: text or json (one object per model)")
+                  ->check(CLI::IsMember({"text", "json"}))
+                  ->capture_default_str();
+    c.add_flag("--names", names,
+               "Only the names, one a line, without reading the models (for scripts and the "
+               "shell's completion)")
+        ->excludes(f);
   }
 
   int run() const {
+    if (names) {
+      for (const InstalledModel& installed : installed_models(model_search_path())) {
+        write_line(installed.name);
+      }
+      return 0;
+    }
     // The default is the model a command given no --model would load.
     std::string default_dir;
     try {

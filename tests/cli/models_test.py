@@ -132,6 +132,9 @@ class ModelsByName(unittest.TestCase):
         self.assertEqual(names, ["english", "stories"])
         r = run("predict", "-m", "broken", "x", env=self.env())
         self.assert_one_error(r, f"{broken}/vocab.json: ")
+        # --names reads no model: the broken one is named with the others.
+        r = run("models", "--names", env=self.env())
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "broken\nenglish\nstories\n", ""))
 
 
 if __name__ == "__main__":

@@ -161,6 +161,14 @@ class Checks:
         if sorted(got) != ["other/", "tiny/"]:
             raise Failure(f"-m models/ listed {got}, want the directories other/ and tiny/")
 
+    def test_model_names(self):
+        # -m also takes a model's name: the installed english and stories
+        # (`nextword models --names`), beside the directories here.
+        self.completes_to("nextword predict -m sto", "nextword predict -m stories ")
+        got = self.listed("nextword predict -m ")
+        if sorted(got) != ["english", "models/", "prefix/", "stories"]:
+            raise Failure(f"-m listed {got}, want english, stories and the directories")
+
     def test_history_file(self):
         self.completes_to("nextword complete --history models/tink",
                           "nextword complete --history models/tinker.txt ")
