@@ -4,6 +4,8 @@
 #   cmake/install-deps.sh --train  that, plus oneDNN for data/stories/train.sh's
 #                                  bf16 build (-DNEXTWORD_DNNL=ON), whose CMake
 #                                  package also asks for OpenCL's headers and loader
+#   cmake/install-deps.sh --package  that, plus what `cpack -G DEB` runs:
+#                                  dpkg-shlibdeps (dpkg-dev) and file
 #   cmake/install-deps.sh --test   that, plus what the test suite needs
 # Runs apt-get as root, or through sudo.
 set -euo pipefail
@@ -12,6 +14,9 @@ packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncur
           libboost1.74-dev python3 help2man)
 if [[ "${1:-}" == "--train" || "${1:-}" == "--test" ]]; then
   packages+=(libdnnl-dev ocl-icd-opencl-dev opencl-headers)
+fi
+if [[ "${1:-}" == "--package" || "${1:-}" == "--test" ]]; then
+  packages+=(dpkg-dev file)
 fi
 if [[ "${1:-}" == "--test" ]]; then
   # The PyTorch reference; the format check; clang with its sanitizer and
@@ -27,12 +32,12 @@ if [[ "${1:-}" == "--test" ]]; then
   # Neovim and Vim run `nextword lsp` headless (tests/editors), Neovim also
   # in tmux as a person types. lintian, mmdebstrap (a Debian 12 root to
   # install the package into), systemd (systemd-analyze for the service unit),
-  # systemd-container (systemd-nspawn boots that root to run the service),
-  # dpkg-dev (dpkg-shlibdeps) and file for the Debian package's test.
+  # systemd-container (systemd-nspawn boots that root to run the service)
+  # for the Debian package's test.
   packages+=(python3-torch clang-format clang libclang-rt-14-dev libomp-dev chromium tmux
              presage libpresage-dev libpresage-data parallel rsync openmpi-bin libopenmpi-dev
              time mount wrk slowhttptest bash-completion neovim vim lintian mmdebstrap systemd
-             systemd-container dpkg-dev file)
+             systemd-container)
 fi
 
 missing=()
