@@ -72,3 +72,9 @@ target_link_libraries(nextword_curses INTERFACE ${CURSES_LIBRARIES})
 target_include_directories(nextword_curses SYSTEM INTERFACE ${CURSES_INCLUDE_DIRS})
 target_compile_options(nextword_curses INTERFACE ${CURSES_CFLAGS})
 add_library(nextword::curses ALIAS nextword_curses)
+
+# libsystemd (libsystemd-dev), for `nextword serve` as a service: the
+# listening socket systemd hands over (socket activation) and the readiness
+# it is told of (Type=notify).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)

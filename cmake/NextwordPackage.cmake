@@ -33,8 +33,8 @@ endif()
 
 # The service: only in the package (component "service", which
 # `cmake --install` leaves out), at the paths systemd and Debian read.
-install(FILES ${debian_dir}/nextword.service DESTINATION /lib/systemd/system COMPONENT service
-        EXCLUDE_FROM_ALL)
+install(FILES ${debian_dir}/nextword.service ${debian_dir}/nextword.socket
+        DESTINATION /lib/systemd/system COMPONENT service EXCLUDE_FROM_ALL)
 install(FILES ${debian_dir}/nextword.default DESTINATION /etc/default RENAME nextword
         COMPONENT service EXCLUDE_FROM_ALL)
 

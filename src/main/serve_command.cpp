@@ -8,6 +8,7 @@
 #include "base/threading.h"
 #include "cli/commands.h"
 #include "serve/server.h"
+#include "serve/service_manager.h"
 #include "text/documents.h"
 
 namespace nextword {
@@ -26,15 +27,18 @@ struct ServeCommand {
   serve::ServerOptions options;
   int threads = 0;
   std::string api_key_file;
+  CLI::Option* host = nullptr;
+  CLI::Option* port = nullptr;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
-    c.add_option("--host", options.host,
-                 "Address to listen on (loopback by default; 0.0.0.0 or :: for every interface)")
-        ->capture_default_str();
-    c.add_option("--port", options.port, "TCP port (0: any free one, named on stderr)")
-        ->check(CLI::Range(0, 65535))
-        ->capture_default_str();
+    host = c.add_option("--host", options.host,
+                        "Address to listen on (loopback by default; 0.0.0.0 or :: for every "
+                        "interface; under systemd's socket activation, nextword.socket's)")
+               ->capture_default_str();
+    port = c.add_option("--port", options.port, "TCP port (0: any free one, named on stderr)")
+               ->check(CLI::Range(0, 65535))
+               ->capture_default_str();
     c.add_option("-t,--threads", threads, "Workers answering calls (default: every core)")
         ->check(CLI::Range(1, 1024));
     auto* key = c.add_option("--api-key", options.api_key,
@@ -73,6 +77,13 @@ struct ServeCommand {
   }
 
   int run() {
+    options.listen_fd = serve::inherited_listener();
+    if (options.listen_fd >= 0 && (host->count() > 0 || port->count() > 0)) {
+      throw Error(ExitCode::kUsage,
+                  std::string(host->count() > 0 ? "--host" : "--port") +
+                      ": systemd passed the listening socket (LISTEN_FDS): its address is "
+                      "nextword.socket's ListenStream=");
+    }
     if (!api_key_file.empty()) options.api_key = key_in_file(api_key_file);
     options.threads = threads > 0 ? threads : available_cores();
     // Each worker runs its products on its own thread.

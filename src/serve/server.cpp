@@ -1,11 +1,13 @@
 #include "serve/server.h"
 
 #include <malloc.h>
+#include <sys/socket.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <cerrno>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "base/error.h"
 #include "base/threading.h"
 #include "serve/connection.h"
+#include "serve/service_manager.h"
 
 namespace nextword::serve {
 namespace {
@@ -45,9 +48,9 @@ class Listener {
  public:
   Listener(net::io_context& io, Shared& shared) : io_(io), acceptor_(io), shared_(shared) {}
 
-  // Binds host:port; returns the port bound (the one given, or the one
-  // the system chose for 0).
-  int bind(const std::string& host, int port) {
+  // Binds host:port; returns the address bound (the port the one given,
+  // or the one the system chose for 0).
+  tcp::endpoint bind(const std::string& host, int port) {
     boost::system::error_code ec;
     const net::ip::address address = net::ip::make_address(host, ec);
     if (ec) throw Error(ExitCode::kUsage, "--host: " + host + " is not an IP address");
@@ -60,7 +63,21 @@ class Listener {
       throw Error(ExitCode::kUsage, "--port: cannot listen on " + host + ":" +
                                         std::to_string(port) + ": " + ec.message());
     }
-    return acceptor_.local_endpoint().port();
+    return acceptor_.local_endpoint();
+  }
+
+  // Accepts on `fd`, a socket already listening (systemd's); returns its address.
+  tcp::endpoint adopt(int fd) {
+    sockaddr_storage address{};
+    socklen_t size = sizeof address;
+    boost::system::error_code ec;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+      acceptor_.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+    } else {
+      ec.assign(errno, boost::system::system_category());
+    }
+    if (ec) throw Error(ExitCode::kUsage, "LISTEN_FDS: cannot accept on it: " + ec.message());
+    return acceptor_.local_endpoint();
   }
 
   void accept() {
@@ -100,7 +117,8 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
   Shared shared(model, options);
   net::io_context io(1);
   Listener listener(io, shared);
-  const int port = listener.bind(options.host, options.port);
+  const tcp::endpoint at = options.listen_fd >= 0 ? listener.adopt(options.listen_fd)
+                                                  : listener.bind(options.host, options.port);
 
   // Joined on every way out (an exception from the I/O loop too).
   struct Workers {
@@ -121,6 +139,7 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
     // Stop accepting; close the connections that wait for a request; those
     // with one in flight close once it is answered.
     shared.stopping = true;
+    notify_stopping();
     listener.close();
     shared.all_closed = [&guard] { guard.reset(); };
     const std::vector<Connection*> open(shared.open.begin(), shared.open.end());
@@ -128,10 +147,14 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
     if (shared.open.empty()) guard.reset();
   });
   listener.accept();
-  const std::string shown =
-      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  log("listening on http://" + shown + ":" + std::to_string(port) + " (" +
-      std::to_string(options.threads) + (options.threads == 1 ? " worker)" : " workers)"));
+  const std::string host = at.address().to_string();
+  const std::string line = "listening on http://" +
+                           (at.address().is_v6() ? "[" + host + "]" : host) + ":" +
+                           std::to_string(at.port()) + " (" + std::to_string(options.threads) +
+                           (options.threads == 1 ? " worker" : " workers") +
+                           (options.listen_fd >= 0 ? "; the socket from systemd)" : ")");
+  log(line);
+  notify_ready(line);
   // A handler that throws (out of memory, say) costs its connection, not
   // the server: run() goes on where it stopped (Asio's way).
   for (;;) {

@@ -27,12 +27,14 @@ struct ServerOptions {
   double write_timeout = 30;          // seconds for each write to a client
   size_t queue = 256;                 // calls waiting for a worker, at most (more: 503)
   int batch = 64;                     // texts of one kind run in one forward pass, at most
+  int listen_fd = -1;  // a listening socket to accept on instead of host:port (systemd's)
 };
 
 // Serves until SIGTERM or SIGINT, then stops accepting, finishes the
 // requests in flight and returns. `log` hears one line once listening
-// ("listening on http://HOST:PORT"). Throws Error(kUsage) when the address
-// cannot be bound.
+// ("listening on http://HOST:PORT"), which systemd hears too when it runs
+// the server (serve/service_manager.h). Throws Error(kUsage) when the
+// address cannot be bound.
 void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& options,
            const std::function<void(const std::string&)>& log);
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run by boot_probe.service when the Debian 12 root of package_test.py boots
-# under systemd-nspawn with nextword.service enabled: the service as systemd
-# runs it (its sandbox, its user, its credential). Writes what it saw to
+# under systemd-nspawn with nextword.socket enabled: the service as systemd
+# starts it at the first connection and runs it (its sandbox, its user, its
+# credential). Writes what it saw to
 # /var/lib/nextword-probe/STEP, then powers the container off.
 out=/var/lib/nextword-probe
 mkdir -p "$out"
@@ -12,16 +13,15 @@ request() {  # request BODY [KEY]: one HTTP/1.0 call, the whole response
   cat <&3
   exec 3<&-
 }
-for _ in $(seq 1 600); do  # the model loads: at most a minute
-  journalctl -u nextword -b --no-pager -o cat | grep -q "listening on" && break
-  sleep 0.1
-done
+# Socket activation: the service starts at the first connection, which
+# waits for it (the model loads) rather than being refused.
+systemctl is-active nextword.socket nextword.service >"$out/before"
+request '{"phrase": "the president of the united"}' "$(head -n 1 /etc/nextword/api-key)" >"$out/key"
+request '{"phrase": "the president of the united"}' >"$out/nokey"
 systemctl is-active nextword >"$out/active"
 pid=$(systemctl show nextword -p MainPID --value)
 stat -c '%u' "/proc/$pid" >"$out/uid"
 tr '\0' ' ' <"/proc/$pid/cmdline" >"$out/cmdline"
-request '{"phrase": "the president of the united"}' >"$out/nokey"
-request '{"phrase": "the president of the united"}' "$(head -n 1 /etc/nextword/api-key)" >"$out/key"
 systemctl stop nextword
 systemctl show nextword -p Result -p ExecMainStatus >"$out/stopped"
 journalctl -u nextword -b --no-pager -o cat >"$out/journal"

@@ -22,8 +22,9 @@ step models_json nextword models -f json
 step man_w man -w nextword
 step man env MANWIDTH=100 man -P cat nextword
 step key_mode stat -c '%a %U' /etc/nextword/api-key
-step verify systemd-analyze verify /lib/systemd/system/nextword.service
-step enabled systemctl is-enabled nextword
+step verify systemd-analyze verify /lib/systemd/system/nextword.socket \
+  /lib/systemd/system/nextword.service
+step enabled systemctl is-enabled nextword.socket nextword.service
 
 # The bash completion, as bash-completion loads it on first use.
 completions() {

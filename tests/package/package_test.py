@@ -15,10 +15,10 @@ package"):
     `apt-get install ./nextword_*.deb` resolves the dependencies; inside it
     tests/package/in_root.sh runs predict, models, man -w, the completion
     and `systemd-analyze verify` of the unit;
-  - that root booted by systemd-nspawn with nextword.service enabled:
-    tests/package/boot_probe.sh sees it running as its own user with the
-    key postinst made as a credential, 401 without the key and 200 with
-    it, and a clean stop;
+  - that root booted by systemd-nspawn with nextword.socket enabled:
+    tests/package/boot_probe.sh's first connection starts the service,
+    which answers it; it runs as its own user with the key postinst made as
+    a credential, 401 without the key and 200 with it, and stops cleanly;
   - `systemd-analyze security --offline=yes` rates the unit at most 2.0.
 
 The root takes about a minute to make and seconds to boot (network to
@@ -80,10 +80,10 @@ def setUpModule():
             f"/tmp/{name} >\"$1/tmp/results/apt\" 2>&1",
             f"--customize-hook=chroot \"$1\" {CLEAN} /tmp/in_root.sh",
             f"--customize-hook=sync-out /tmp/results {RESULTS}",
-            # For the boot: the service enabled, and the probe that runs after it.
+            # For the boot: the socket enabled, and the probe that runs after it.
             f"--customize-hook=copy-in {here}/boot_probe.sh /usr/local/sbin",
             f"--customize-hook=copy-in {here}/boot_probe.service /etc/systemd/system",
-            "--customize-hook=chroot \"$1\" systemctl enable nextword boot_probe",
+            "--customize-hook=chroot \"$1\" systemctl enable nextword.socket boot_probe",
             "bookworm", ROOT)
     if r.returncode != 0:
         raise AssertionError("mmdebstrap could not make the Debian 12 root and install the "
@@ -122,7 +122,8 @@ class Package(unittest.TestCase):
             "/usr/share/doc/nextword/copyright", "/usr/share/doc/nextword/changelog.gz",
             "/usr/share/doc/nextword/models/README.md", "/usr/share/doc/nextword/models/FORMAT.md",
             "/usr/share/nextword/models/english/ablations.md",
-            "/lib/systemd/system/nextword.service", "/etc/default/nextword"} | models)
+            "/lib/systemd/system/nextword.service", "/lib/systemd/system/nextword.socket",
+            "/etc/default/nextword"} | models)
         control = run("dpkg-deb", "--ctrl-tarfile", DEB)
         self.assertEqual(run("dpkg-deb", "-f", DEB, "Package").stdout.strip(), "nextword")
         self.assertEqual(control.returncode, 0)
@@ -194,10 +195,14 @@ class InstalledInDebian12(unittest.TestCase):
 
     def test_the_service_as_systemd_runs_it(self):
         self.assertEqual(self.ok("key_mode"), "600 root\n")
-        self.assertEqual((result("enabled"), result("enabled.rc")), ("disabled\n", "1\n"))
+        self.assertEqual((result("enabled"), result("enabled.rc")),
+                         ("disabled\ndisabled\n", "1\n"))
+
         def booted(name):
             return result(name, BOOTED)
 
+        # Started by the first connection to the socket, answering it.
+        self.assertEqual(booted("before"), "active\ninactive\n", booted("journal"))
         self.assertEqual(booted("active"), "active\n", booted("journal"))
         self.assertNotEqual(booted("uid").strip(), "0")  # DynamicUser
         self.assertIn("--api-key-file /run/credentials/nextword.service/api-key",
@@ -209,7 +214,8 @@ class InstalledInDebian12(unittest.TestCase):
         self.assertEqual(record["predictions"][0]["word"], "States")
         # SIGTERM from `systemctl stop`: the server finishes and exits 0.
         self.assertEqual(booted("stopped"), "Result=success\nExecMainStatus=0\n")
-        self.assertRegex(booted("journal"), r"nextword: listening on http://127\.0\.0\.1:8080 ")
+        self.assertRegex(booted("journal"), r"nextword: listening on http://127\.0\.0\.1:8080 "
+                                            r"\(\d+ workers?; the socket from systemd\)")
 
     def test_systemd_analyze(self):
         self.ok("verify")  # in the root: its systemd, its man page
