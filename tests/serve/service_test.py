@@ -26,6 +26,9 @@ import unittest
 
 BINARY = None
 TIMEOUT = 60
+# The model by its directory: systemd-socket-activate starts the server with
+# an environment of its own, none of the search path's variables in it.
+STORIES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "stories")
 
 
 def free_port():
@@ -48,19 +51,29 @@ def predict(port, phrase):
             time.sleep(0.05)
 
 
-def activated(*listen, args=(), datagram=False):
+def activated(test, *listen, args=(), datagram=False):
     """systemd-socket-activate listening on each port of `listen`, to run
-    `nextword serve --model stories ARGS` on the first connection."""
+    `nextword serve --model STORIES ARGS` on the first connection; killed
+    at the end of `test` if it still runs."""
     command = ["systemd-socket-activate", *(["--datagram"] if datagram else [])]
     for port in listen:
         command += ["-l", f"127.0.0.1:{port}"]
-    process = subprocess.Popen([*command, BINARY, "serve", "--model", "stories", *args],
+    process = subprocess.Popen([*command, BINARY, "serve", "--model", STORIES, *args],
                                stderr=subprocess.PIPE, text=True)
+    test.addCleanup(kill, process)
     for _ in listen:  # "Listening on 127.0.0.1:PORT as 3.": it accepts from here on
         line = process.stderr.readline()
         if not line.startswith("Listening on "):
             raise AssertionError("systemd-socket-activate: " + line)
     return process
+
+
+def kill(process):
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    if not process.stderr.closed:
+        process.stderr.close()
 
 
 def finish(process, stop=True):
@@ -91,7 +104,7 @@ def poke(port):
 class SocketActivation(unittest.TestCase):
     def test_serves_on_the_socket_it_is_handed(self):
         port = free_port()
-        process = activated(port)
+        process = activated(self, port)
         status, body = predict(port, "once upon a")
         self.assertEqual(status, 200, body)
         self.assertIn('"word":"time"', body)
@@ -109,13 +122,13 @@ class SocketActivation(unittest.TestCase):
 
     def test_two_sockets(self):
         port = free_port()
-        self.check_refused(activated(port, free_port()), port,
+        self.check_refused(activated(self, port, free_port()), port,
                            "LISTEN_FDS: systemd passed 2 sockets; nextword serve listens on one "
                            "(one ListenStream= in nextword.socket)")
 
     def test_a_datagram_socket(self):
         port = free_port()
-        process = activated(port, datagram=True)
+        process = activated(self, port, datagram=True)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"x", ("127.0.0.1", port))
         code, err = finish(process, stop=False)
@@ -129,14 +142,15 @@ class SocketActivation(unittest.TestCase):
             with self.subTest(option=option):
                 port = free_port()
                 value = "127.0.0.1" if option == "--host" else "8080"
-                self.check_refused(activated(port, args=(option, value)), port,
+                self.check_refused(activated(self, port, args=(option, value)), port,
                                    f"{option}: systemd passed the listening socket (LISTEN_FDS): "
                                    "its address is nextword.socket's ListenStream=")
 
     def test_another_process_sockets_are_left_alone(self):
         env = dict(os.environ, LISTEN_FDS="1", LISTEN_PID="1")
-        process = subprocess.Popen([BINARY, "serve", "--model", "stories", "--port", "0"],
+        process = subprocess.Popen([BINARY, "serve", "--model", STORIES, "--port", "0"],
                                    stderr=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(kill, process)
         line = process.stderr.readline()
         m = re.match(r"nextword: listening on http://127\.0\.0\.1:(\d+) \(\d+ workers?\)$", line)
         self.assertTrue(m, line)
@@ -151,9 +165,10 @@ class Readiness(unittest.TestCase):
             path = os.path.join(tmp, "notify")
             notify.bind(path)
             notify.settimeout(TIMEOUT)
-            process = subprocess.Popen([BINARY, "serve", "--model", "stories", "--port", "0"],
+            process = subprocess.Popen([BINARY, "serve", "--model", STORIES, "--port", "0"],
                                        stderr=subprocess.PIPE, text=True,
                                        env=dict(os.environ, NOTIFY_SOCKET=path))
+            self.addCleanup(kill, process)
             line = process.stderr.readline()
             message = notify.recv(4096).decode()
             self.assertEqual(message, "READY=1\nSTATUS=" + line[len("nextword: "):].rstrip("\n"))
