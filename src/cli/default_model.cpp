@@ -45,10 +45,13 @@ std::vector<std::string> model_search_path() {
   return dirs;
 }
 
-std::string model_directory(const std::string& value) {
-  if (!value.empty()) return resolve_model(value, model_search_path());
+std::string default_model() {
   const std::string env = environment("NEXTWORD_MODEL");
-  return resolve_model(env.empty() ? kDefaultModel : env, model_search_path());
+  return env.empty() ? kDefaultModel : env;
+}
+
+std::string model_directory(const std::string& value) {
+  return resolve_model(value.empty() ? default_model() : value, model_search_path());
 }
 
 }  // namespace nextword::cli

@@ -18,6 +18,10 @@ inline constexpr const char* kDefaultModel = "english";
 // binary was built from.
 std::vector<std::string> model_search_path();
 
+// The model a command given no --model loads: $NEXTWORD_MODEL if set (a
+// name or a directory), else kDefaultModel.
+std::string default_model();
+
 // The directory a --model value means (a directory, or a model's name on
 // the search path: model/installed_models.h); with no value, $NEXTWORD_MODEL
 // if set (a name or a directory), else the default model. Throws

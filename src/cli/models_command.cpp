@@ -43,20 +43,20 @@ struct ModelsCommand {
   }
 
   int run() const {
+    const std::vector<std::string> search_path = model_search_path();
+    const std::vector<InstalledModel> found = installed_models(search_path);
     if (names) {
-      for (const InstalledModel& installed : installed_models(model_search_path())) {
-        write_line(installed.name);
-      }
+      for (const InstalledModel& installed : found) write_line(installed.name);
       return 0;
     }
     // The default is the model a command given no --model would load.
     std::string default_dir;
     try {
-      default_dir = model_directory("");
+      default_dir = resolve_model(default_model(), search_path);
     } catch (const Error&) {  // no default model: none is marked
     }
     int status = 0;
-    for (const InstalledModel& installed : installed_models(model_search_path())) {
+    for (const InstalledModel& installed : found) {
       std::optional<Model> m;
       try {
         m.emplace(load_model(ModelPaths::in_directory(installed.dir)));
