@@ -16,6 +16,7 @@ struct ModelOptions {
   std::string dir;
   std::string vocab;
   std::string weights;
+  bool no_memory = false;  // leave the model's memory.bin out: the transformer alone
 
   void add_to(CLI::App& command);
   ModelPaths paths() const;
@@ -55,6 +56,8 @@ CLI::App* add_info_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_models_command(CLI::App& app, std::function<int()>& run);
 // nextword train CORPUS... -o DIR | --resume DIR
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
+// nextword memory TEXT... [-m DIR] [--order N] [--cutoffs C,...] [--dev FILE]
+CLI::App* add_memory_command(CLI::App& app, std::function<int()>& run);
 // nextword eval TEXT... [-m DIR]
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run);
 // nextword convert INPUT OUTPUT [--numbers]

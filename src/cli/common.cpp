@@ -25,11 +25,16 @@ void ModelOptions::add_to(CLI::App& command) {
   v->needs(w);
   w->needs(v);
   model->excludes(v)->excludes(w);
+  command.add_flag("--no-memory", no_memory,
+                   "The transformer alone: leave out the memory of the training text "
+                   "(memory.bin beside the model's vocab.json)");
 }
 
 ModelPaths ModelOptions::paths() const {
-  if (!vocab.empty()) return {vocab, weights};
-  return ModelPaths::in_directory(model_directory(dir));
+  if (!vocab.empty()) return {vocab, weights, ""};
+  ModelPaths paths = ModelPaths::in_directory(model_directory(dir));
+  if (no_memory) paths.memory.clear();
+  return paths;
 }
 
 void write_line(const std::string& line) {

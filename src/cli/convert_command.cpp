@@ -86,7 +86,7 @@ struct ConvertCommand {
     std::error_code ec;
     std::filesystem::create_directories(output, ec);
     if (ec) throw Error(ExitCode::kIo, output + ": cannot create the directory: " + ec.message());
-    const ModelPaths paths{output + "/vocab.json", output + "/weights.safetensors"};
+    const ModelPaths paths{output + "/vocab.json", output + "/weights.safetensors", ""};
     write_file_atomically(paths.vocab, vocab_json(model.vocab));
     write_file_atomically(paths.weights,
                           weights_safetensors(model.config, model.weights, dtype_of(dtype)));

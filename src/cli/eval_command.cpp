@@ -172,7 +172,8 @@ struct EvalCommand {
                                   {"top5", r.top5_accuracy()},
                                   {"lexicon", r.lexicon},
                                   {"lexicon_words", r.lexicon_words},
-                                  {"cache", cache}};
+                                  {"cache", cache},
+                                  {"bands", bands_json(r)}};
       write_line(j.dump());
       return 0;
     }
@@ -198,6 +199,7 @@ struct EvalCommand {
                                   .c_str()
                             : "uniform bytes (no lexicon)");
     std::string out = line;
+    out += bands_text(r);
     if (o.cache) {
       char more[300];
       std::snprintf(more, sizeof more,
@@ -210,6 +212,48 @@ struct EvalCommand {
     }
     write_line(out);
     return 0;
+  }
+
+  // Where the loss goes, one band a row: README, "eval --wikitext".
+  static nlohmann::ordered_json bands_json(const WikitextEvalResult& r) {
+    nlohmann::ordered_json bands = nlohmann::ordered_json::array();
+    for (const LossBand& b : r.bands) {
+      nlohmann::ordered_json j = {{"band", b.name}};
+      if (b.name != "outside") j["ids"] = {b.first_id, b.end_id};
+      j["tokens"] = b.tokens;
+      j["total_nats"] = b.nats;
+      j["nats_per_token"] = b.tokens > 0 ? b.nats / static_cast<double>(b.tokens) : 0;
+      j["loss_share"] = r.total_nats > 0 ? b.nats / r.total_nats : 0;
+      if (b.name == "outside") {
+        j["unk_nats"] = b.unk_nats;
+        j["spelling_nats"] = b.nats - b.unk_nats;
+      }
+      bands.push_back(std::move(j));
+    }
+    return bands;
+  }
+
+  static std::string bands_text(const WikitextEvalResult& r) {
+    std::string out =
+        "\nwhere the loss goes (band, ids, tokens, nats per token, share of the loss)";
+    for (const LossBand& b : r.bands) {
+      const double tokens = static_cast<double>(b.tokens);
+      char row[300];
+      const std::string ids = b.name == "outside"
+                                  ? "-"
+                                  : std::to_string(b.first_id) + "-" + std::to_string(b.end_id - 1);
+      std::snprintf(row, sizeof row, "\n  %-10s %-12s %8lld %7.3f %6.1f%%", b.name.c_str(),
+                    ids.c_str(), static_cast<long long>(b.tokens),
+                    b.tokens > 0 ? b.nats / tokens : 0.0,
+                    r.total_nats > 0 ? 100 * b.nats / r.total_nats : 0.0);
+      out += row;
+      if (b.name == "outside" && b.tokens > 0) {
+        std::snprintf(row, sizeof row, " (p(unk) %.3f + spelling %.3f)", b.unk_nats / tokens,
+                      (b.nats - b.unk_nats) / tokens);
+        out += row;
+      }
+    }
+    return out;
   }
 
   int keystroke_savings(const Model& m) const {

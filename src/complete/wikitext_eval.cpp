@@ -9,6 +9,7 @@
 
 #include "complete/context_cache.h"
 #include "math/layers.h"
+#include "predict/memory_mixture.h"
 #include "predict/ranking.h"
 #include "transformer/blocks.h"
 #include "transformer/transformer.h"
@@ -92,7 +93,14 @@ std::vector<Pass> passes_of(const Model& model, const std::vector<Stream>& strea
 // A scored row of a forward pass: the target it predicts.
 struct Row {
   const Token* target;
-  int x_row;  // its row of the pass's residual stream
+  int x_row;       // its row of the pass's residual stream
+  int pass_start;  // the row where its pass starts (the memory reads from there to x_row)
+};
+
+// A row's mixture with the memory, when the model has one.
+struct MemoryParts {
+  double transformer_log_prob = 0, memory_log_prob = 0;
+  int bucket = -1;
 };
 
 class Evaluation {
@@ -120,7 +128,10 @@ class Evaluation {
   // kRankLimit; -1 when the target is no candidate.
   int mixed_rank(const float* logits, double lse, size_t target);
   size_t oov_index(const std::string& word);
-  void add(const Token& token, double log_prob, int rank);
+  // unk_log_prob: for a word outside the vocabulary, the part of log_prob
+  // that is not ln q(word).
+  void add(const Token& token, double log_prob, int rank, double unk_log_prob = 0,
+           const MemoryParts& parts = {});
 
   const Model& model_;
   const WikitextEvalOptions& options_;
@@ -135,6 +146,7 @@ class Evaluation {
   std::vector<float> Z_, logits_;
   std::vector<double> lse_, model_log_probs_;
   std::vector<int> ranks_;
+  std::vector<MemoryParts> memory_parts_;
   // The cache's document, and its words outside the vocabulary.
   ContextCache cache_;
   size_t cache_document_ = std::numeric_limits<size_t>::max();
@@ -144,14 +156,28 @@ class Evaluation {
   std::vector<double> cache_p_;                        // [V + K] p_cache
 };
 
-void Evaluation::add(const Token& token, double log_prob, int rank) {
+void Evaluation::add(const Token& token, double log_prob, int rank, double unk_log_prob,
+                     const MemoryParts& parts) {
   WikitextEvalResult& r = *result_;
+  // Its band: the last (outside) for a word outside the vocabulary, else
+  // the band whose ids hold it.
+  LossBand* band = &r.bands.back();
+  if (!token.oov) {
+    band = &*std::find_if(r.bands.begin(), r.bands.end(),
+                          [&](const LossBand& b) { return token.id < b.end_id; });
+  }
+  ++band->tokens;
+  band->nats -= log_prob;
+  if (token.oov) band->unk_nats -= unk_log_prob;
   ++r.model_tokens;
   r.oov += token.oov;
   r.total_nats -= log_prob;
   r.top1 += rank == 1;
   r.top5 += rank >= 1 && rank <= 5;
-  if (hooks_.each) hooks_.each({token.document, token.position, log_prob, token.oov, rank});
+  if (hooks_.each) {
+    hooks_.each({token.document, token.position, log_prob, token.oov, rank,
+                 parts.transformer_log_prob, parts.memory_log_prob, parts.bucket});
+  }
 }
 
 void Evaluation::run(const std::vector<Stream>& streams, WikitextEvalResult& result) {
@@ -163,7 +189,8 @@ void Evaluation::run(const std::vector<Stream>& streams, WikitextEvalResult& res
   if (model_.bos_id < 0 && !streams.empty() && !streams[0].empty() && streams[0][0].scored) {
     const Token& first = streams[0][0];
     const double log_q = first.oov ? unknown_words_.log_q(*first.word) : 0;
-    add(first, -std::log(static_cast<double>(model_.config.vocab_size)) + log_q, 0);
+    const double uniform = -std::log(static_cast<double>(model_.config.vocab_size));
+    add(first, uniform + log_q, 0, uniform);
     result.model_only_nats = result.total_nats;
     ++done_;
   }
@@ -197,7 +224,7 @@ void Evaluation::run_pass_group(const std::vector<Stream>& streams, std::span<co
     lengths_.push_back(p.length);
     for (int r = p.first; r < p.length; ++r) {
       const Token& target = stream[static_cast<size_t>(p.start + r + 1)];
-      if (target.scored) rows_.push_back({&target, x_row + r});
+      if (target.scored) rows_.push_back({&target, x_row + r, x_row});
     }
     x_row += p.length;
   }
@@ -229,14 +256,33 @@ void Evaluation::model_scores() {
   const auto R = static_cast<int>(rows_.size());
   lse_.resize(rows_.size());
   model_log_probs_.resize(rows_.size());
+  memory_parts_.assign(rows_.size(), {});
   ranks_.resize(rows_.size());
 #pragma omp parallel for schedule(static) if (R >= 8)
   for (int r = 0; r < R; ++r) {
     const auto row = static_cast<size_t>(r);
     const Token& target = *rows_[row].target;
-    const float* logits = logits_.data() + area(r, V);
-    lse_[row] = log_sum_exp(logits, V);
-    model_log_probs_[row] = static_cast<double>(logits[target.id]) - lse_[row];
+    float* logits = logits_.data() + area(r, V);
+    if (model_.memory) {
+      // The mixture replaces the logits (for the ranks and the cache); the
+      // target's ln p is the mixture's in double.
+      const Memory& memory = *model_.memory;
+      const std::span<float> row_logits(logits, static_cast<size_t>(V));
+      const std::span<const int> context(
+          ids_.data() + rows_[row].pass_start,
+          static_cast<size_t>(rows_[row].x_row - rows_[row].pass_start + 1));
+      const MixedRow mixed = mixed_row(memory, context, row_logits, true);
+      memory_parts_[row] = {static_cast<double>(logits[target.id]) - mixed.exact_log_normalizer,
+                            std::log(memory.probability(mixed.context, target.id)),
+                            mixed.context.bucket};
+      const double log_prob = mixed_log_probability(memory, mixed, row_logits, target.id);
+      write_mixed_logits(memory, mixed, row_logits);
+      lse_[row] = log_sum_exp(logits, V);
+      model_log_probs_[row] = log_prob;
+    } else {
+      lse_[row] = log_sum_exp(logits, V);
+      model_log_probs_[row] = static_cast<double>(logits[target.id]) - lse_[row];
+    }
     ranks_[row] = target.oov ? 0 : 1 + rank_of(model_, logits, target.id, kRankLimit);
   }
 }
@@ -245,7 +291,7 @@ void Evaluation::score_rows() {
   for (size_t r = 0; r < rows_.size(); ++r) {
     const Token& target = *rows_[r].target;
     const double log_q = target.oov ? unknown_words_.log_q(*target.word) : 0;
-    add(target, model_log_probs_[r] + log_q, ranks_[r]);
+    add(target, model_log_probs_[r] + log_q, ranks_[r], model_log_probs_[r], memory_parts_[r]);
   }
 }
 
@@ -288,7 +334,7 @@ void Evaluation::score_rows_with_cache() {
       const int before = mixed_rank(logits, lse, index);
       rank = before < 0 ? 0 : 1 + before;
     }
-    add(target, log_prob, rank);
+    add(target, log_prob, rank, log_prob - log_q, memory_parts_[r]);
     cache_.add(h, static_cast<int>(index));
     ++cache_uses_;
   }
@@ -332,6 +378,22 @@ int Evaluation::mixed_rank(const float* logits, double lse, size_t target) {
 
 }  // namespace
 
+std::vector<LossBand> loss_bands(const Model& model) {
+  const Config& c = model.config;
+  std::vector<LossBand> bands;
+  if (!c.adaptive()) {
+    bands.push_back({"vocabulary", 0, c.vocab_size});
+  } else {
+    bands.push_back({"head", 0, c.head_words()});
+    for (int i = 0; i < c.clusters(); ++i) {
+      const int end = i + 1 < c.clusters() ? c.cluster_start(i + 1) : c.vocab_size;
+      bands.push_back({"cluster " + std::to_string(i + 1), c.cluster_start(i), end});
+    }
+  }
+  bands.push_back({"outside", 0, 0});
+  return bands;
+}
+
 double WikitextEvalResult::cross_entropy() const {
   return scored > 0 ? total_nats / static_cast<double>(scored) : 0;
 }
@@ -360,6 +422,7 @@ WikitextEvalResult evaluate_wikitext(const Model& model, const Wikitext& text,
       throw std::invalid_argument("cache sharpness negative or not finite");
   }
   WikitextEvalResult result;
+  result.bands = loss_bands(model);
   result.documents = static_cast<int64_t>(text.documents.size());
   result.wikitext_tokens = text.wikitext_tokens;
   result.unknown = text.unknown;

@@ -55,6 +55,19 @@ struct WikitextEvalOptions {
   double cache_sharpness = 10;  // theta of e^(theta cos(h, h_i))
 };
 
+// The loss of the scored model tokens of one frequency band: a band of
+// vocabulary ids (the adaptive softmax's head and each of its clusters, or
+// the whole vocabulary), or the words outside the vocabulary. A word
+// outside is scored -ln p(unk) - ln q(word): unk_nats holds the first part.
+struct LossBand {
+  std::string name;  // "head", "cluster 1", ..., "vocabulary", "outside"
+  int first_id = 0;  // the band's ids [first_id, end_id); both 0 for "outside"
+  int end_id = 0;
+  int64_t tokens = 0;   // scored model tokens in the band
+  double nats = 0;      // their summed -ln p
+  double unk_nats = 0;  // of which -ln p(unk) (outside only; the rest is -ln q)
+};
+
 struct WikitextEvalResult {
   int64_t documents = 0;
   int64_t wikitext_tokens = 0;  // whitespace tokens of the file
@@ -73,6 +86,9 @@ struct WikitextEvalResult {
   // without --cache).
   double model_only_nats = 0;
   int64_t model_only_top1 = 0, model_only_top5 = 0;
+  // Where the loss goes: total_nats split by band (loss_bands(model)'s),
+  // the bands summing to total_nats and model_tokens.
+  std::vector<LossBand> bands;
 
   double cross_entropy() const;  // total_nats / N: nats per WikiText token
   double perplexity() const;     // e^cross_entropy
@@ -82,6 +98,10 @@ struct WikitextEvalResult {
   double model_only_perplexity() const;  // e^(model_only_nats / N)
 };
 
+// The bands of a model, empty: the adaptive softmax's head and clusters (or
+// the whole vocabulary without one), then "outside".
+std::vector<LossBand> loss_bands(const Model& model);
+
 // One scored model token, for a caller that looks closer (the tests).
 struct WikitextTokenScore {
   size_t document = 0;  // index in Wikitext::documents
@@ -89,6 +109,12 @@ struct WikitextTokenScore {
   double log_prob = 0;  // ln p, as summed
   bool oov = false;     // outside the vocabulary
   int rank = 0;         // 1 + the candidates ranked before it, at most 6; 0: not ranked (a miss)
+  // With a memory (predict/memory_mixture.h): ln p of the transformer alone
+  // and of the memory alone (of unk, for a word outside the vocabulary),
+  // and the mixture weight's bucket; -1 without one.
+  double transformer_log_prob = 0;
+  double memory_log_prob = 0;
+  int memory_bucket = -1;
 };
 
 struct WikitextEvalHooks {

@@ -52,6 +52,33 @@ inline float fast_exp(float x_in) {
   return x_in < -87.0f ? 0.0f : value;
 }
 
+// ln x as a float for x > 0 (Cephes' logf, written to vectorize): x = m 2^e
+// with m in [sqrt(1/2), sqrt(2)), ln m by a polynomial in m - 1. Zero,
+// subnormal and negative x give -FLT_MAX.
+inline float fast_log(float x_in) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x_in);
+  float e = static_cast<float>(static_cast<int32_t>(bits >> 23) - 127);
+  float m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f800000u);  // in [1, 2)
+  const bool high = m > 1.41421356f;
+  m = high ? m * 0.5f : m;
+  e = high ? e + 1.0f : e;
+  const float f = m - 1.0f, z = f * f;
+  float y = 7.0376836292e-2f;
+  y = y * f - 1.1514610310e-1f;
+  y = y * f + 1.1676998740e-1f;
+  y = y * f - 1.2420140846e-1f;
+  y = y * f + 1.4249322787e-1f;
+  y = y * f - 1.6668057665e-1f;
+  y = y * f + 2.0000714765e-1f;
+  y = y * f - 2.4999993993e-1f;
+  y = y * f + 3.3333331174e-1f;
+  y = y * f * z;
+  y += e * -2.12194440e-4f;
+  y -= 0.5f * z;
+  const float value = f + y + e * 0.693359375f;
+  return x_in >= 1.17549435e-38f ? value : -std::numeric_limits<float>::max();
+}
+
 // Runs block(at, count) over [0, n) in pieces of 4,096 elements, spread over
 // the threads when there are at least kParallelElements: the element loops'
 // vectorized clones are called per piece, outside OpenMP's outlined loop.

@@ -191,6 +191,19 @@ NEXTWORD_VECTOR_CLONES double log_sum_exp(const float* x, int n) {
   return static_cast<double>(max) + std::log(sum);
 }
 
+NEXTWORD_VECTOR_CLONES void exp_mix_row(float* x, int n, double shift, float keep, const float* u,
+                                        float base) {
+  // e^(x - shift) = e^((x - max) - (shift - max)): both parts small near
+  // the largest logit, where the float subtraction matters.
+  const float max = max_of(x, n);
+  const auto rest = static_cast<float>(shift - static_cast<double>(max));
+  for (int j = 0; j < n; ++j) x[j] = keep * fast_exp((x[j] - max) - rest) + base * u[j];
+}
+
+NEXTWORD_VECTOR_CLONES void log_row(float* x, int n) {
+  for (int j = 0; j < n; ++j) x[j] = fast_log(x[j]);
+}
+
 NEXTWORD_VECTOR_CLONES double softmax_forward(float* row, int n) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   float max = max_of(row, n);

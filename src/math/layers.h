@@ -64,6 +64,11 @@ double softmax_forward(float* row, int n);
 
 // ln sum_j e^x[j], what softmax_forward returns, without touching x.
 double log_sum_exp(const float* x, int n);
+// x[i] = keep e^(x[i] - shift) + base u[i]: a softmax (shift its log
+// normalizer) weighted and added to another distribution u, in floats.
+void exp_mix_row(float* x, int n, double shift, float keep, const float* u, float base);
+// x[i] = ln x[i] (fast_log: -FLT_MAX for 0).
+void log_row(float* x, int n);
 
 // Scaled dot-product attention for every head (h heads, row-major), query
 // head i reading key/value head i / (h / kv) (grouped-query attention when

@@ -322,7 +322,8 @@ Model import_llama2c(const std::string& checkpoint, const std::string& tokenizer
                std::move(read.weights),
                SubwordTokenizer::kUnk,
                SubwordTokenizer::kBos,
-               std::move(subword)};
+               std::move(subword),
+               nullptr};
 }
 
 }  // namespace nextword

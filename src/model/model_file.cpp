@@ -116,8 +116,10 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
   const std::filesystem::path base(dir);
   std::error_code ec;
   const bool binary = std::filesystem::is_regular_file(base / "weights.safetensors", ec);
+  const bool memory = std::filesystem::exists(base / "memory.bin", ec);
   return {(base / "vocab.json").string(),
-          (base / (binary ? "weights.safetensors" : "weights.json")).string()};
+          (base / (binary ? "weights.safetensors" : "weights.json")).string(),
+          memory ? (base / "memory.bin").string() : std::string()};
 }
 
 Model load_model(const ModelPaths& paths) {
@@ -145,8 +147,10 @@ Model load_model(const ModelPaths& paths) {
           std::move(w.weights),
           unk,
           bos,
+          nullptr,
           nullptr};
   if (m.config.subword()) m.subword = subword_tokenizer(m.vocab, m.weights, paths.vocab);
+  if (!paths.memory.empty()) m.memory = Memory::open(paths.memory, m.vocab);
   return m;
 }
 

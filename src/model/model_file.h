@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/config.h"
+#include "model/memory_file.h"
 #include "model/vocabulary.h"
 #include "model/weights.h"
 #include "text/subword.h"
@@ -21,7 +22,9 @@ class FileBytes;
 struct ModelPaths {
   std::string vocab;    // vocab.json
   std::string weights;  // weights.json, or weights.safetensors (by its name)
-  // DIR/vocab.json with DIR/weights.safetensors when it exists, else DIR/weights.json.
+  std::string memory;   // memory.bin, or empty for none
+  // DIR/vocab.json with DIR/weights.safetensors when it exists, else
+  // DIR/weights.json; DIR/memory.bin when it exists.
   static ModelPaths in_directory(const std::string& dir);
 };
 
@@ -37,6 +40,8 @@ struct Model {
   // A subword model's tokenizer (Config::subword()): its pieces are the
   // vocabulary's words, its scores the tensor piece_scores. Null otherwise.
   std::shared_ptr<const SubwordTokenizer> subword;
+  // The memory of its training text (predict/memory_mixture.h), or null.
+  std::shared_ptr<const Memory> memory;
 
   bool is_special(int id) const { return id == unk_id || id == bos_id; }
 };

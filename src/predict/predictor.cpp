@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/threading.h"
 #include "math/layers.h"
+#include "predict/memory_mixture.h"
 #include "predict/ranking.h"
 #include "predict/word_search.h"
 #include "text/tokenizer.h"
@@ -182,7 +183,12 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
   tokens_run_ = static_cast<int>(ids.size() - from);
   if (tokens_run_ > 0) cache_.extend(model_, ids.subspan(from));
   hidden_ = cache_.hidden();
-  return cache_.logits();
+  if (!model_.memory) return cache_.logits();
+  // The cache keeps the transformer's logits; the mixture goes in a copy.
+  const std::span<const float> logits = cache_.logits();
+  mixed_.assign(logits.begin(), logits.end());
+  mix_memory(model_, ids, mixed_);
+  return mixed_;
 }
 
 std::span<const float> Predictor::next_logits(std::span<const Encoded> inputs) {
@@ -198,6 +204,12 @@ void Predictor::run(std::span<const Encoded> inputs) {
     ids_.insert(ids_.end(), e.ids.begin(), e.ids.end());
   }
   forward(model_, state_, ids_.data(), lengths_);
+  if (model_.memory) {
+    const auto V = static_cast<size_t>(model_.config.vocab_size);
+    for (size_t b = 0; b < inputs.size(); ++b) {
+      mix_memory(model_, inputs[b].ids, std::span<float>(state_.logits).subspan(b * V, V));
+    }
+  }
   hidden_ = state_.all_positions
                 ? std::span<const float>()
                 : std::span<const float>(

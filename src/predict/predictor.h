@@ -80,7 +80,8 @@ class Predictor {
         cache_(other.cache_),
         tokens_run_(other.tokens_run_),
         lengths_(other.lengths_),
-        ids_(other.ids_) {}
+        ids_(other.ids_),
+        mixed_(other.mixed_) {}
   Predictor(Predictor&&) = default;  // hidden() moves with the buffers it points into
   Predictor& operator=(const Predictor&) = delete;
 
@@ -131,6 +132,7 @@ class Predictor {
   std::span<const float> hidden_;
   std::vector<int> lengths_;
   std::vector<int> ids_;
+  std::vector<float> mixed_;  // next_logits' mixture with the memory, when the model has one
 };
 
 }  // namespace nextword

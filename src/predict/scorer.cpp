@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "math/layers.h"
+#include "predict/memory_mixture.h"
 #include "predict/ranking.h"
 #include "text/subword.h"
 #include "transformer/transformer.h"
@@ -144,12 +145,14 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
   w.lengths.clear();
   // targets[row] = (stream, position) that logits row `row` predicts
   std::vector<std::pair<size_t, int>> targets;
+  std::vector<const Pass*> passes;  // of each row
   for (const Pass& p : group.passes) {
     const std::vector<int>& stream = streams[p.stream];
     w.ids.insert(w.ids.end(), stream.begin() + p.start, stream.begin() + p.start + p.length);
     w.lengths.push_back(p.length);
     for (int t = all_positions ? p.start + 1 : p.start + p.length; t <= p.start + p.length; ++t) {
       targets.emplace_back(p.stream, t);
+      passes.push_back(&p);
     }
   }
   ForwardOptions options;
@@ -162,7 +165,14 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
     const auto [s, t] = targets[static_cast<size_t>(r)];
     const int id = streams[s][static_cast<size_t>(t)];
     if (id == model_.bos_id) continue;
-    const float* logits = w.state.logits.data() + area(r, V);
+    float* logits = w.state.logits.data() + area(r, V);
+    // The memory reads the window's tokens before the target.
+    const Pass& p = *passes[static_cast<size_t>(r)];
+    const std::vector<int>& stream = streams[s];
+    mix_memory(model_,
+               std::span<const int>(stream).subspan(static_cast<size_t>(p.start),
+                                                    static_cast<size_t>(t - p.start)),
+               std::span<float>(logits, static_cast<size_t>(V)));
     TokenScore& score = out[s][static_cast<size_t>(t) - 1];
     score.logprob = static_cast<double>(logits[id]) - log_sum_exp(logits, V);
     score.rank = 1 + rank_of(model_, logits, id, V);

@@ -148,10 +148,10 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   // Training writes weights.json, the public form (and keeps a
   // weights.safetensors beside it current: see save_trained_model).
   const std::filesystem::path dir(o.out_dir);
-  const ModelPaths paths{(dir / "vocab.json").string(), (dir / "weights.json").string()};
+  const ModelPaths paths{(dir / "vocab.json").string(), (dir / "weights.json").string(), ""};
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
-  return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos, nullptr};
+  return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos, nullptr, nullptr};
 }
 
 // Distillation's teacher: a model whose vocabulary is the run's, word for

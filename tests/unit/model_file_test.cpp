@@ -262,7 +262,7 @@ TEST_CASE("files that are not JSON, empty or missing", "[model]") {
     }
   }
   std::filesystem::create_directory(m.dir / "dir");
-  CHECK_THROWS_WITH(load_model({(m.dir / "vocab.json").string(), (m.dir / "dir").string()}),
+  CHECK_THROWS_WITH(load_model({(m.dir / "vocab.json").string(), (m.dir / "dir").string(), ""}),
                     Catch::Contains("is a directory"));
   CHECK_THROWS_WITH(load_model(ModelPaths::in_directory((m.dir / "absent").string())),
                     Catch::Contains("weights.json: cannot open: No such file or directory"));

@@ -1,0 +1,207 @@
+// nextword memory: counts a training text into the model's memory.bin (an
+// n-gram model of every token: train/ngram_memory.h), and fits the mixture
+// weights on a development text in WikiText's format (predict/memory_mixture.h).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/file_output.h"
+#include "base/threading.h"
+#include "cli/commands.h"
+#include "cli/completion.h"
+#include "cli/progress.h"
+#include "complete/wikitext_eval.h"
+#include "model/file_bytes.h"
+#include "predict/memory_mixture.h"
+#include "predict/scorer.h"
+#include "text/documents.h"
+#include "text/wikitext.h"
+#include "train/ngram_memory.h"
+
+namespace nextword::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double peak_memory_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+struct MemoryCommand {
+  ModelOptions model;
+  std::vector<std::string> files;
+  std::string output, dev, format = "text";
+  MemoryOptions options;
+  CompletionOptions completion;
+
+  void add_to(CLI::App& c) {
+    model.add_to(c);
+    c.add_option("text", files, "The training text (documents as for train)")->required();
+    c.add_option("-o,--output", output, "File to write (default: memory.bin beside vocab.json)");
+    c.add_option("--order", options.order, "n: contexts of up to n - 1 tokens")
+        ->check(CLI::Range(1, kMemoryMaxOrder))
+        ->capture_default_str();
+    c.add_option("--cutoffs", options.cutoffs,
+                 "Smallest count kept at orders 2, 3, ... (the last repeats; each at least "
+                 "the one before; default 1: everything)")
+        ->delimiter(',');
+    c.add_option("--dev", dev,
+                 "Fit the mixture weights on this development text, WikiText-tokenized "
+                 "(without it every weight is --lambda)")
+        ->type_name("FILE");
+    c.add_option("--lambda", options.lambda, "The weight of every bucket without --dev")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    c.add_option("-f,--format", format, "Summary on stdout: text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  int run() {
+    set_threading(Threading::kRows, available_cores());
+    const auto start = std::chrono::steady_clock::now();
+    ModelOptions without = model;
+    without.no_memory = true;
+    ModelPaths paths = without.paths();
+    Model m = load_model(paths);
+    if (output.empty())
+      output = (std::filesystem::path(paths.vocab).parent_path() / "memory.bin").string();
+    Progress progress;
+    auto say = [&progress](const std::string& what) { progress.message("memory: " + what); };
+    say("reading " + std::to_string(files.size()) + " file(s)");
+    std::vector<int> stream;
+    {
+      const std::vector<Document> documents = read_documents(files, m.config.tokenizer);
+      stream = document_stream(m, documents);
+    }
+    if (stream.empty()) throw input_error("memory: the text has no words");
+    MemoryTables tables;
+    try {
+      tables = build_memory(stream, m.vocab, options, say);
+    } catch (const std::invalid_argument& e) {
+      throw Error(ExitCode::kUsage, std::string("memory: ") + e.what());
+    }
+    std::vector<int>().swap(stream);
+    const double build_seconds = seconds_since(start);
+    nlohmann::ordered_json fit;
+    if (!dev.empty()) fit = fit_weights(m, tables, say);
+    const std::string bytes = memory_bytes(tables);
+    write_file_atomically(output, bytes);
+    report_summary(tables, bytes.size(), build_seconds, seconds_since(start), fit);
+    return 0;
+  }
+
+  // Scores the development text with the memory (every weight as built),
+  // then fits each bucket's weight to the transformer's and the memory's
+  // probabilities of each word, and writes them into the tables.
+  nlohmann::ordered_json fit_weights(Model& m, MemoryTables& tables,
+                                     const std::function<void(const std::string&)>& say) const {
+    say("fitting the mixture weights on " + dev);
+    m.memory = Memory::from_file(FileBytes::from_bytes(output, memory_bytes(tables)), m.vocab);
+    const Wikitext text =
+        read_wikitext(read_text_file(dev), m.config.tokenizer, m.config.unk_token);
+    if (text.scored() == 0) throw input_error(dev + ": no WikiText token to score");
+    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    std::vector<MixturePoint> points;
+    double spelling = 0;  // the summed ln q of words outside the vocabulary
+    const std::vector<double> before = tables.header.lambdas;
+    WikitextEvalHooks hooks;
+    hooks.each = [&](const WikitextTokenScore& s) {
+      const MixturePoint p{s.transformer_log_prob, s.memory_log_prob, s.memory_bucket};
+      if (p.bucket < 0) {  // a first word with no context: neither model read it
+        spelling += s.log_prob;
+        return;
+      }
+      points.push_back(p);
+      spelling += s.log_prob - mixture_log_likelihood({&p, 1}, before);
+    };
+    const WikitextEvalResult r =
+        evaluate_wikitext(m, text, lexicon ? &*lexicon : nullptr, WikitextEvalOptions{}, hooks);
+    const int buckets = static_cast<int>(tables.header.lambdas.size());
+    tables.header.lambdas = fit_lambdas(points, buckets);
+    m.memory.reset();
+    // Perplexity per WikiText token of each: the points' mean ln p, the
+    // spelling of words outside the vocabulary added back.
+    const double N = static_cast<double>(r.scored), P = static_cast<double>(points.size());
+    auto perplexity = [&](std::span<const double> lambdas) {
+      return std::exp(-(mixture_log_likelihood(points, lambdas) * P + spelling) / N);
+    };
+    const std::vector<double> none(static_cast<size_t>(buckets), 0.0),
+        alone(static_cast<size_t>(buckets), 1.0);
+    return {{"file", dev},
+            {"tokens", points.size()},
+            {"perplexity", perplexity(tables.header.lambdas)},
+            {"transformer_perplexity", perplexity(none)},
+            {"memory_perplexity", perplexity(alone)},
+            {"lambdas", tables.header.lambdas}};
+  }
+
+  void report_summary(const MemoryTables& t, size_t bytes, double build_seconds, double seconds,
+                      const nlohmann::ordered_json& fit) const {
+    const MemoryHeader& h = t.header;
+    nlohmann::ordered_json orders = nlohmann::ordered_json::array();
+    for (int k = 1; k <= h.order; ++k) {
+      const auto K = static_cast<size_t>(k - 1);
+      orders.push_back({{"order", k},
+                        {"distinct", t.distinct[K]},
+                        {"kept", h.entries[K]},
+                        {"cutoff", h.cutoffs[K]},
+                        {"discounts", h.discounts[K]}});
+    }
+    nlohmann::ordered_json j = {{"file", output},     {"bytes", bytes},
+                                {"tokens", h.tokens}, {"order", h.order},
+                                {"orders", orders},   {"build_seconds", build_seconds},
+                                {"seconds", seconds}, {"peak_memory_mb", peak_memory_mb()},
+                                {"fit", fit}};
+    if (format == "json") {
+      write_line(j.dump());
+      return;
+    }
+    char line[400];
+    std::string out;
+    std::snprintf(line, sizeof line,
+                  "memory       %s, %.1f MB\ntokens       %llu\norder        %d\n"
+                  "time         %.1f s to count and estimate, %.1f s in all; peak memory %.0f MB",
+                  output.c_str(), static_cast<double>(bytes) / 1e6,
+                  static_cast<unsigned long long>(h.tokens), h.order, build_seconds, seconds,
+                  peak_memory_mb());
+    out += line;
+    for (const auto& o : orders) {
+      std::snprintf(line, sizeof line, "\n  order %d    %llu distinct, %llu kept (count >= %u)",
+                    o["order"].get<int>(), o["distinct"].get<unsigned long long>(),
+                    o["kept"].get<unsigned long long>(), o["cutoff"].get<unsigned>());
+      out += line;
+    }
+    if (!fit.is_null()) {
+      std::snprintf(line, sizeof line,
+                    "\nfitted on    %s (%llu tokens): perplexity %.2f mixed, %.2f transformer, "
+                    "%.2f memory",
+                    dev.c_str(), fit["tokens"].get<unsigned long long>(),
+                    fit["perplexity"].get<double>(), fit["transformer_perplexity"].get<double>(),
+                    fit["memory_perplexity"].get<double>());
+      out += line;
+    }
+    write_line(out);
+  }
+};
+
+}  // namespace
+
+CLI::App* add_memory_command(CLI::App& app, std::function<int()>& run) {
+  return add_command<MemoryCommand>(
+      app, "memory",
+      "Count a training text into the model's memory (memory.bin: an n-gram model mixed with "
+      "the transformer), fitting its weights on a development text (--dev)",
+      run);
+}
+
+}  // namespace nextword::cli

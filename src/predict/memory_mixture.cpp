@@ -1,0 +1,121 @@
+#include "predict/memory_mixture.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "math/layers.h"
+
+namespace nextword {
+
+MixedRow mixed_row(const Memory& memory, std::span<const int> context,
+                   std::span<const float> logits, bool exact) {
+  MixedRow row;
+  row.context = memory.find(context);
+  row.lambda = memory.lambda(row.context);
+  row.log_normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+  if (exact) {
+    const double max = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (const float l : logits) sum += std::exp(static_cast<double>(l) - max);
+    row.exact_log_normalizer = max + std::log(sum);
+  }
+  return row;
+}
+
+double mixed_log_probability(const Memory& memory, const MixedRow& row,
+                             std::span<const float> logits, int id) {
+  const double transformer =
+      std::exp(static_cast<double>(logits[static_cast<size_t>(id)]) - row.exact_log_normalizer);
+  return std::log((1 - row.lambda) * transformer +
+                  row.lambda * memory.probability(row.context, id));
+}
+
+void write_mixed_logits(const Memory& memory, const MixedRow& row, std::span<float> logits) {
+  const auto V = static_cast<int>(logits.size());
+  exp_mix_row(logits.data(), V, row.log_normalizer, static_cast<float>(1 - row.lambda),
+              memory.unigram().data(),
+              static_cast<float>(row.lambda * memory.unigram_weight(row.context)));
+  memory.for_each_share(row.context, [&](int w, double weight) {
+    logits[static_cast<size_t>(w)] += static_cast<float>(row.lambda * weight);
+  });
+  log_row(logits.data(), V);
+}
+
+double mix_memory(const Model& model, std::span<const int> context, std::span<float> logits) {
+  if (!model.memory) return -1;
+  const MixedRow row = mixed_row(*model.memory, context, logits);
+  write_mixed_logits(*model.memory, row, logits);
+  return row.lambda;
+}
+
+namespace {
+
+// ln((1 - lambda) p_t + lambda p_m).
+double mixed(const MixturePoint& p, double lambda) {
+  return std::log((1 - lambda) * std::exp(p.transformer_log_prob) +
+                  lambda * std::exp(p.memory_log_prob));
+}
+
+// A point's two probabilities.
+struct Pair {
+  double t, m;
+};
+
+// EM from `lambda` over the pairs, leaning on `prior` as prior_points points.
+double em(std::span<const Pair> pairs, double lambda, double prior, double prior_points,
+          int iterations) {
+  for (int i = 0; i < iterations; ++i) {
+    double shares = 0;
+    for (const Pair& p : pairs) {
+      const double t = (1 - lambda) * p.t, m = lambda * p.m;
+      shares += t + m > 0 ? m / (t + m) : lambda;
+    }
+    lambda = (shares + prior_points * prior) / (static_cast<double>(pairs.size()) + prior_points);
+  }
+  return lambda;
+}
+
+}  // namespace
+
+std::vector<double> fit_lambdas(std::span<const MixturePoint> points, int buckets, int iterations,
+                                double prior_points) {
+  // The pairs grouped by bucket (bucket order is order-major, so an order's
+  // buckets are one run).
+  std::vector<MixturePoint> sorted(points.begin(), points.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const MixturePoint& a, const MixturePoint& b) {
+    return a.bucket < b.bucket;
+  });
+  std::vector<Pair> pairs;
+  std::vector<size_t> starts(static_cast<size_t>(buckets) + 1, 0);
+  for (const MixturePoint& p : sorted) {
+    if (p.bucket < 0 || p.bucket >= buckets) continue;
+    pairs.push_back({std::exp(p.transformer_log_prob), std::exp(p.memory_log_prob)});
+    ++starts[static_cast<size_t>(p.bucket) + 1];
+  }
+  for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+  auto run = [&](int first, int end) {
+    return std::span<const Pair>(pairs).subspan(
+        starts[static_cast<size_t>(first)],
+        starts[static_cast<size_t>(end)] - starts[static_cast<size_t>(first)]);
+  };
+  // All points, then each order's, then each bucket's, each from the one above.
+  const double all = em(pairs, 0.5, 0.5, 0, iterations);
+  std::vector<double> lambdas(static_cast<size_t>(buckets));
+  for (int first = 0; first < buckets; first += kMemoryBands) {
+    const int end = std::min(buckets, first + kMemoryBands);
+    const double order = em(run(first, end), all, all, prior_points, iterations);
+    for (int b = first; b < end; ++b) {
+      lambdas[static_cast<size_t>(b)] = em(run(b, b + 1), order, order, prior_points, iterations);
+    }
+  }
+  return lambdas;
+}
+
+double mixture_log_likelihood(std::span<const MixturePoint> points,
+                              std::span<const double> lambdas) {
+  double total = 0;
+  for (const MixturePoint& p : points) total += mixed(p, lambdas[static_cast<size_t>(p.bucket)]);
+  return points.empty() ? 0 : total / static_cast<double>(points.size());
+}
+
+}  // namespace nextword

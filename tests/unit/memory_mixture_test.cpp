@@ -1,0 +1,126 @@
+// The transformer mixed with its memory (predict/memory_mixture.h): the
+// mixture sums to 1 over every word, its float logits are its probabilities,
+// the fitted weights by EM, and a model without a memory is untouched.
+#include "predict/memory_mixture.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "model/file_bytes.h"
+#include "predict/predictor.h"
+#include "test_models.h"
+#include "train/ngram_memory.h"
+
+using namespace nextword;
+
+namespace {
+
+Model model_with_memory(int order, uint64_t seed) {
+  Config c;
+  c.vocab_size = 40;
+  c.d_model = 16;
+  c.n_layers = 1;
+  c.n_heads = 2;
+  c.d_k = c.d_v = 8;
+  c.d_ff = 16;
+  c.max_len = 12;
+  c.bos_token = "<bos>";
+  Model m = testing::random_model(c, false, false, seed);
+  std::mt19937_64 rng(seed);
+  std::vector<int> text;
+  for (int i = 0; i < 2000; ++i)
+    text.push_back(i % 40 == 0 ? m.bos_id : 2 + static_cast<int>(rng() % (rng() % 2 ? 8 : 38)));
+  MemoryOptions options;
+  options.order = order;
+  options.cutoffs = {1, 2};
+  MemoryTables t = build_memory(text, m.vocab, options);
+  for (double& lambda : t.header.lambdas)
+    lambda = std::uniform_real_distribution<double>(0, 1)(rng);
+  m.memory = Memory::from_file(FileBytes::from_bytes("memory.bin", memory_bytes(t)), m.vocab);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("Mixture: sums to 1 over every word, and its logits are its probabilities", "[memory]") {
+  for (const int order : {1, 3, 4}) {
+    const Model m = model_with_memory(order, 11 + static_cast<uint64_t>(order));
+    std::mt19937_64 rng(5);
+    const int V = m.config.vocab_size;
+    for (int trial = 0; trial < 25; ++trial) {
+      std::vector<int> context;
+      const int T = 1 + static_cast<int>(rng() % 6);
+      for (int i = 0; i < T; ++i) context.push_back(static_cast<int>(rng() % 10));
+      std::vector<float> logits(static_cast<size_t>(V));
+      for (float& l : logits) l = std::normal_distribution<float>(0, 3)(rng);
+      const MixedRow row = mixed_row(*m.memory, context, logits, true);
+      double normalizer = 0;
+      for (const float l : logits) normalizer += std::exp(static_cast<double>(l));
+      double sum = 0;
+      for (int w = 0; w < V; ++w) {
+        const double lp = mixed_log_probability(*m.memory, row, logits, w);
+        // By hand: (1 - lambda) softmax + lambda p_memory.
+        const double softmax =
+            std::exp(static_cast<double>(logits[static_cast<size_t>(w)])) / normalizer;
+        CHECK(std::exp(lp) == Approx((1 - row.lambda) * softmax +
+                                     row.lambda * m.memory->probability(row.context, w))
+                                  .epsilon(1e-12));
+        sum += std::exp(lp);
+      }
+      CHECK(std::abs(sum - 1) < 1e-9);
+      // The float logits: ln of the same, within float rounding.
+      std::vector<float> mixed = logits;
+      write_mixed_logits(*m.memory, row, mixed);
+      for (int w = 0; w < V; ++w) {
+        CHECK(mixed[static_cast<size_t>(w)] ==
+              Approx(mixed_log_probability(*m.memory, row, logits, w)).margin(2e-5));
+      }
+    }
+  }
+}
+
+TEST_CASE("Mixture: the predictor mixes; a model without a memory is as before", "[memory]") {
+  Model m = model_with_memory(3, 3);
+  Predictor with(m);
+  const Encoded input = encode(m, "w3 w4 w5");
+  const std::vector<float> mixed(with.next_logits(input).begin(), with.next_logits(input).end());
+  const auto memory = m.memory;
+  m.memory.reset();
+  Predictor without(m);
+  const std::vector<float> plain(without.next_logits(input).begin(),
+                                 without.next_logits(input).end());
+  std::vector<float> by_hand = plain;
+  m.memory = memory;
+  CHECK(mix_memory(m, input.ids, by_hand) >= 0);
+  CHECK(mixed == by_hand);
+  // The key/value cache's path and a full pass give the same mixture.
+  Predictor full(m);
+  const std::vector<Encoded> one{input};
+  const auto batch = full.next_logits(std::span<const Encoded>(one));
+  CHECK(std::vector<float>(batch.begin(), batch.end()) == by_hand);
+  m.memory.reset();
+  CHECK(mix_memory(m, input.ids, by_hand) == -1);
+}
+
+TEST_CASE("Mixture: EM finds the weight of a known mixture", "[memory]") {
+  // Points drawn from 0.3 p_m + 0.7 p_t with two word distributions over 4
+  // words: EM's lambda comes back near 0.3; a bucket of few points stays
+  // near its order's.
+  const double pt[4] = {0.7, 0.1, 0.1, 0.1}, pm[4] = {0.1, 0.1, 0.1, 0.7};
+  std::mt19937_64 rng(1);
+  std::vector<MixturePoint> points;
+  std::discrete_distribution<int> draw({0.3 * 0.1 + 0.7 * 0.7, 0.1, 0.1, 0.3 * 0.7 + 0.7 * 0.1});
+  for (int i = 0; i < 20000; ++i) {
+    const int w = draw(rng);
+    points.push_back({std::log(pt[w]), std::log(pm[w]), kMemoryBands + 3});
+  }
+  points.push_back({std::log(0.01), std::log(0.9), kMemoryBands + 4});
+  const std::vector<double> lambdas = fit_lambdas(points, 2 * kMemoryBands);
+  CHECK(lambdas[kMemoryBands + 3] == Approx(0.3).margin(0.03));
+  CHECK(lambdas[kMemoryBands + 4] > lambdas[kMemoryBands + 3]);
+  CHECK(lambdas[kMemoryBands + 4] < lambdas[kMemoryBands + 3] + 0.05);
+  CHECK(mixture_log_likelihood(points, lambdas) >
+        mixture_log_likelihood(points, std::vector<double>(2 * kMemoryBands, 0.6)));
+}

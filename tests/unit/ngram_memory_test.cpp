@@ -1,0 +1,237 @@
+// The memory (model/memory_file.h, train/ngram_memory.h): modified
+// Kneser-Ney worked by hand on a toy text, against a plain implementation
+// of the same formulas over maps on random texts, its distributions summing
+// to 1, and the file's errors.
+#include "train/ngram_memory.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "model/file_bytes.h"
+#include "model/memory_file.h"
+
+using namespace nextword;
+
+namespace {
+
+Vocabulary vocabulary(int V) {
+  std::vector<std::string> words{"<unk>", "<bos>"};
+  while (static_cast<int>(words.size()) < V) {
+    std::string word = std::to_string(words.size());
+    words.push_back(word.insert(0, 1, 'w'));  // not "w" + ...: GCC 12's false -Wrestrict
+  }
+  return Vocabulary(words);
+}
+
+std::shared_ptr<const Memory> load(const MemoryTables& t, const Vocabulary& vocab) {
+  return Memory::from_file(FileBytes::from_bytes("memory.bin", memory_bytes(t)), vocab);
+}
+
+double p(const Memory& m, std::vector<int> context, int word) {
+  return m.probability(m.find(context), word);
+}
+
+// The same estimates from the formulas of train/ngram_memory.h, written
+// plainly: every count in a map, p(w | h) by the recursion itself.
+struct PlainKneserNey {
+  int n, V;
+  std::vector<uint32_t> cutoffs;                     // index k - 1
+  std::map<std::vector<int>, double> raw, adjusted;  // every k-gram, k = 1..n
+  std::map<int, std::array<double, 3>> discounts;    // by order
+
+  PlainKneserNey(const std::vector<int>& s, int n_, int V_, std::vector<uint32_t> cuts)
+      : n(n_), V(V_), cutoffs(std::move(cuts)) {
+    std::map<std::vector<int>, std::map<int, int>> before;  // k-gram -> words seen before it
+    for (size_t i = 0; i < s.size(); ++i) {
+      for (int k = 1; k <= n && i + static_cast<size_t>(k) <= s.size(); ++k) {
+        const std::vector<int> g(s.begin() + static_cast<long>(i),
+                                 s.begin() + static_cast<long>(i) + k);
+        raw[g] += 1;
+        if (i > 0) before[g][s[i - 1]] += 1;
+      }
+    }
+    for (const auto& [g, c] : raw) {
+      adjusted[g] = static_cast<int>(g.size()) == n ? c : static_cast<double>(before[g].size());
+    }
+    for (int k = 1; k <= n; ++k) {
+      double counts[5] = {0, 0, 0, 0, 0};
+      for (const auto& [g, c] : adjusted) {
+        if (static_cast<int>(g.size()) == k && c >= 1 && c <= 4) counts[static_cast<int>(c)] += 1;
+      }
+      const double Y = counts[1] / (counts[1] + 2 * counts[2]);
+      std::array<double, 3> D = {1 - 2 * Y * counts[2] / counts[1],
+                                 2 - 3 * Y * counts[3] / counts[2],
+                                 3 - 4 * Y * counts[4] / counts[3]};
+      for (int i = 0; i < 3; ++i)
+        D[i] = std::isfinite(D[i]) ? std::clamp(D[i], 0.0, i + 1.0) : (i + 1) / 2.0;
+      discounts[k] = D;
+    }
+  }
+  double a(const std::vector<int>& g) const {  // the share of g, 0 when pruned
+    const auto k = static_cast<int>(g.size());
+    const auto it = adjusted.find(g);
+    if (it == adjusted.end()) return 0;
+    if (k >= 2 && raw.at(g) < cutoffs[static_cast<size_t>(k - 1)]) return 0;
+    double total = 0;
+    for (const auto& [h, c] : adjusted) {
+      if (static_cast<int>(h.size()) == k && std::equal(g.begin(), g.end() - 1, h.begin()))
+        total += c;
+    }
+    const double c = it->second;
+    const double d = c == 0 ? 0 : discounts.at(k)[static_cast<size_t>(std::min(c, 3.0)) - 1];
+    return total > 0 ? (c - d) / total : 0;
+  }
+  double prob(std::vector<int> h, int w) const {
+    if (static_cast<int>(h.size()) > n - 1) h.erase(h.begin(), h.end() - (n - 1));
+    if (h.empty()) {
+      double kept = 0;
+      for (int v = 0; v < V; ++v) kept += a({v});
+      return a({w}) + (1 - kept) / V;
+    }
+    const std::vector<int> shorter(h.begin() + 1, h.end());
+    if (!raw.count(h)) return prob(shorter, w);  // a context never seen: gamma 1
+    double kept = 0;
+    for (int v = 0; v < V; ++v) {
+      std::vector<int> g = h;
+      g.push_back(v);
+      kept += a(g);
+    }
+    std::vector<int> g = h;
+    g.push_back(w);
+    return a(g) + (1 - kept) * prob(shorter, w);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Memory: modified Kneser-Ney worked by hand on a toy text", "[memory]") {
+  // "<bos> a b a b a c", ids 1 2 3 2 3 2 4 in a vocabulary of 5 (<unk> 0).
+  const Vocabulary vocab(std::vector<std::string>{"<unk>", "<bos>", "a", "b", "c"});
+  const std::vector<int> text = {1, 2, 3, 2, 3, 2, 4};
+  MemoryOptions options;
+  options.order = 2;
+  const MemoryTables t = build_memory(text, vocab, options);
+  // Order 2, the text's counts: <bos> a 1, a b 2, b a 2, a c 1. n1 = 2,
+  // n2 = 2, n3 = n4 = 0: Y = 2 / (2 + 4) = 1/3, D1 = 1 - 2 Y n2/n1 = 1/3,
+  // D2 = 2 - 3 Y 0/2 = 2, D3+ = 3 - 4 Y 0/0: undefined, 1.5.
+  CHECK(t.header.discounts[1][0] == Approx(1.0 / 3));
+  CHECK(t.header.discounts[1][1] == Approx(2.0));
+  CHECK(t.header.discounts[1][2] == Approx(1.5));
+  // Order 1, continuation counts: a follows <bos> and b (2), b follows a
+  // (1), c follows a (1); <unk> and <bos> 0. Total 4; n1 = 2, n2 = 1:
+  // Y = 2 / 4 = 1/2, D1 = 1 - 2 Y 1/2 = 1/2, D2 = 2.
+  CHECK(t.header.discounts[0][0] == Approx(0.5));
+  CHECK(t.header.discounts[0][1] == Approx(2.0));
+  // a(a) = (2 - 2)/4 = 0, a(b) = a(c) = (1 - 1/2)/4 = 1/8; gamma = 3/4,
+  // shared over 5 words: 0.15 each.
+  const auto m = load(t, vocab);
+  const double u = 0.15;
+  CHECK(p(*m, {}, 0) == Approx(u).epsilon(1e-6));
+  CHECK(p(*m, {}, 2) == Approx(u).epsilon(1e-6));
+  CHECK(p(*m, {}, 3) == Approx(0.125 + u).epsilon(1e-6));
+  // After <bos>: a(<bos> a) = (1 - 1/3)/1 = 2/3, gamma 1/3.
+  CHECK(p(*m, {1}, 2) == Approx(2.0 / 3 + u / 3).epsilon(1e-6));
+  CHECK(p(*m, {1}, 3) == Approx((0.125 + u) / 3).epsilon(1e-6));
+  // After a: total 3; a(a b) = (2 - 2)/3 = 0, a(a c) = (1 - 1/3)/3 = 2/9, gamma 7/9.
+  CHECK(p(*m, {1, 2}, 3) == Approx(7.0 / 9 * (0.125 + u)).epsilon(1e-6));
+  CHECK(p(*m, {2}, 4) == Approx(2.0 / 9 + 7.0 / 9 * (0.125 + u)).epsilon(1e-6));
+  CHECK(p(*m, {2}, 2) == Approx(7.0 / 9 * u).epsilon(1e-6));
+  // After c (no successor) and after <unk> (never seen): order 1's.
+  CHECK(p(*m, {4}, 3) == Approx(0.125 + u).epsilon(1e-6));
+  CHECK(p(*m, {0}, 3) == Approx(0.125 + u).epsilon(1e-6));
+
+  // Cutoff 2 at order 2 keeps a b and b a only: <bos> a and a c give their
+  // shares back to the shorter context.
+  options.cutoffs = {2};
+  const MemoryTables pruned = build_memory(text, vocab, options);
+  CHECK(pruned.header.entries[1] == 2);
+  const auto mp = load(pruned, vocab);
+  CHECK(p(*mp, {1}, 2) == Approx(u).epsilon(1e-6));
+  CHECK(p(*mp, {2}, 4) == Approx(0.125 + u).epsilon(1e-6));
+}
+
+TEST_CASE("Memory: the trie against the formulas written plainly, on random texts", "[memory]") {
+  std::mt19937_64 rng(7);
+  for (const auto& [order, cutoffs] : std::vector<std::pair<int, std::vector<uint32_t>>>{
+           {1, {}}, {2, {}}, {3, {}}, {4, {1, 2, 2}}, {5, {1, 1, 2, 3}}}) {
+    const int V = 12;
+    const Vocabulary vocab = vocabulary(V);
+    // A skewed text, so that counts 1 to 4 all occur.
+    std::vector<int> text;
+    std::discrete_distribution<int> zipf({0.2, 1, 9, 7, 5, 4, 3, 2, 2, 1, 1, 0.5});
+    for (int i = 0; i < 400; ++i) text.push_back(i % 50 == 0 ? 1 : zipf(rng));
+    MemoryOptions options;
+    options.order = order;
+    options.cutoffs = cutoffs;
+    const auto m = load(build_memory(text, vocab, options), vocab);
+    const PlainKneserNey plain(text, order, V, [&] {
+      std::vector<uint32_t> c{1};
+      for (int k = 2; k <= kMemoryMaxOrder; ++k) {
+        c.push_back(cutoffs.empty() ? 1 : cutoffs[std::min<size_t>(k - 2, cutoffs.size() - 1)]);
+      }
+      return c;
+    }());
+    std::vector<double> dist(static_cast<size_t>(V));
+    for (int trial = 0; trial < 30; ++trial) {
+      // Contexts from the text (so that long ones are found) and at random.
+      std::vector<int> context;
+      const auto at = static_cast<size_t>(rng() % (text.size() - 6));
+      for (size_t i = 0; i < 5; ++i)
+        context.push_back(trial % 3 == 0 ? static_cast<int>(rng() % V) : text[at + i]);
+      const MemoryContext c = m->find(context);
+      m->distribution(c, dist);
+      double sum = 0;
+      for (int w = 0; w < V; ++w) {
+        INFO("order " << order << " trial " << trial << " word " << w);
+        CHECK(dist[static_cast<size_t>(w)] == Approx(plain.prob(context, w)).epsilon(1e-6));
+        CHECK(m->probability(c, w) == Approx(dist[static_cast<size_t>(w)]).epsilon(1e-12));
+        sum += dist[static_cast<size_t>(w)];
+      }
+      CHECK(std::abs(sum - 1) < 1e-9);
+    }
+  }
+}
+
+TEST_CASE("Memory: a bad or truncated file is one error naming the field", "[memory]") {
+  const Vocabulary vocab = vocabulary(6);
+  MemoryOptions options;
+  options.order = 3;
+  const std::vector<int> text = {1, 2, 3, 2, 3, 4, 5};
+  const MemoryTables tables = build_memory(text, vocab, options);
+  const std::string good = memory_bytes(tables);
+  auto error_of = [&](std::string bytes, const Vocabulary& v) {
+    try {
+      Memory::from_file(FileBytes::from_bytes("m.bin", std::move(bytes)), v);
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::kModel);
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(good, vocab) == "no error");
+  CHECK(error_of(good.substr(0, good.size() - 4), vocab).find("m.bin: ") == 0);
+  CHECK(error_of(good.substr(0, good.size() - 4), vocab).find("truncated") != std::string::npos);
+  std::string bad = good;
+  bad[7] = 'X';
+  CHECK(error_of(bad, vocab).find("m.bin: magic:") == 0);
+  CHECK(error_of(good, vocabulary(7)).find("m.bin: vocab_size:") == 0);
+  std::vector<std::string> other = {"<unk>", "<bos>", "w2", "w3", "w4", "x"};
+  CHECK(error_of(good, Vocabulary(other)).find("m.bin: vocab_hash:") == 0);
+  bad = good;
+  bad[12] = 9;  // order
+  CHECK(error_of(bad, vocab).find("m.bin: order:") == 0);
+  bad = good;
+  const double lambda = 1.5;
+  std::memcpy(bad.data() + kMemoryHeaderBytes + 8, &lambda, 8);
+  CHECK(error_of(bad, vocab) == "m.bin: lambdas[1]: is not between 0 and 1");
+  bad = good;
+  const float nan = std::nanf("");
+  std::memcpy(bad.data() + memory_layout(tables.header).unigram + 4, &nan, 4);
+  CHECK(error_of(bad, vocab) == "m.bin: unigram[1]: is not a probability");
+}
