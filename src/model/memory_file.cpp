@@ -50,7 +50,7 @@ MemoryLayout memory_layout(const MemoryHeader& h) {
       l.words[k - 1] = at;
       at = aligned(at + entries * static_cast<size_t>(h.word_bytes));
       l.shares[k - 1] = at;
-      at = aligned(at + entries * sizeof(float));
+      at = aligned(at + entries * sizeof(uint16_t));
     }
     if (k < n) {
       l.children[k - 1] = at;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "model/half_float.h"
 #include "model/vocabulary.h"
 
 namespace nextword {
@@ -54,7 +55,7 @@ struct MemoryHeader {
 struct MemoryLayout {
   size_t lambdas = 0;
   size_t unigram = 0;  // float32 [V]: the order-1 distribution (before normalization)
-  // Order k (index k - 1): words [entries] (order >= 2), shares float32
+  // Order k (index k - 1): words [entries] (order >= 2), shares bfloat16
   // [entries] (order >= 2), children uint32 [entries + 1] (order < n).
   std::array<size_t, kMemoryMaxOrder> words{}, shares{}, children{};
   size_t size = 0;
@@ -142,8 +143,9 @@ class Memory {
     return static_cast<int>(reinterpret_cast<const uint32_t*>(words)[i]);
   }
   double share_at(int k, uint64_t i) const {
-    const float s =
-        reinterpret_cast<const float*>(bytes_ + layout_.shares[static_cast<size_t>(k - 1)])[i];
+    const uint16_t bits =
+        reinterpret_cast<const uint16_t*>(bytes_ + layout_.shares[static_cast<size_t>(k - 1)])[i];
+    const float s = bf16_to_float(bits);
     return s > 0 && s <= 1 ? static_cast<double>(s) : 0.0;
   }
   void children_of(int k, int64_t node, uint64_t& begin, uint64_t& end) const;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "model/half_float.h"
+
 namespace nextword {
 namespace {
 
@@ -236,7 +238,9 @@ std::string memory_bytes(const MemoryTables& t) {
       } else {
         put(l.words[K], words.data(), words.size() * 4);
       }
-      put(l.shares[K], t.shares[K].data(), t.shares[K].size() * sizeof(float));
+      std::vector<uint16_t> shares(t.shares[K].size());
+      for (size_t i = 0; i < shares.size(); ++i) shares[i] = float_to_bf16(t.shares[K][i]);
+      put(l.shares[K], shares.data(), shares.size() * 2);
     }
     if (K + 1 < static_cast<size_t>(h.order)) {
       put(l.children[K], t.children[K].data(), t.children[K].size() * sizeof(uint32_t));

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "model/file_bytes.h"
+#include "model/half_float.h"
 #include "model/memory_file.h"
 
 using namespace nextword;
@@ -85,7 +86,9 @@ struct PlainKneserNey {
     }
     const double c = it->second;
     const double d = c == 0 ? 0 : discounts.at(k)[static_cast<size_t>(std::min(c, 3.0)) - 1];
-    return total > 0 ? (c - d) / total : 0;
+    const double share = total > 0 ? (c - d) / total : 0;
+    // memory.bin keeps the shares of orders >= 2 as bfloat16.
+    return k == 1 ? share : bf16_to_float(float_to_bf16(static_cast<float>(share)));
   }
   double prob(std::vector<int> h, int w) const {
     if (static_cast<int>(h.size()) > n - 1) h.erase(h.begin(), h.end() - (n - 1));
@@ -135,13 +138,17 @@ TEST_CASE("Memory: modified Kneser-Ney worked by hand on a toy text", "[memory]"
   CHECK(p(*m, {}, 0) == Approx(u).epsilon(1e-6));
   CHECK(p(*m, {}, 2) == Approx(u).epsilon(1e-6));
   CHECK(p(*m, {}, 3) == Approx(0.125 + u).epsilon(1e-6));
-  // After <bos>: a(<bos> a) = (1 - 1/3)/1 = 2/3, gamma 1/3.
-  CHECK(p(*m, {1}, 2) == Approx(2.0 / 3 + u / 3).epsilon(1e-6));
-  CHECK(p(*m, {1}, 3) == Approx((0.125 + u) / 3).epsilon(1e-6));
-  // After a: total 3; a(a b) = (2 - 2)/3 = 0, a(a c) = (1 - 1/3)/3 = 2/9, gamma 7/9.
-  CHECK(p(*m, {1, 2}, 3) == Approx(7.0 / 9 * (0.125 + u)).epsilon(1e-6));
-  CHECK(p(*m, {2}, 4) == Approx(2.0 / 9 + 7.0 / 9 * (0.125 + u)).epsilon(1e-6));
-  CHECK(p(*m, {2}, 2) == Approx(7.0 / 9 * u).epsilon(1e-6));
+  // Shares of orders >= 2 are stored as bfloat16 (8 significant bits): bf().
+  auto bf = [](double x) {
+    return static_cast<double>(bf16_to_float(float_to_bf16(static_cast<float>(x))));
+  };
+  // After <bos>: a(<bos> a) = (1 - 1/3)/1 = 2/3, gamma 1 - 2/3.
+  CHECK(p(*m, {1}, 2) == Approx(bf(2.0 / 3) + (1 - bf(2.0 / 3)) * u).epsilon(1e-6));
+  CHECK(p(*m, {1}, 3) == Approx((1 - bf(2.0 / 3)) * (0.125 + u)).epsilon(1e-6));
+  // After a: total 3; a(a b) = (2 - 2)/3 = 0, a(a c) = (1 - 1/3)/3 = 2/9, gamma 1 - 2/9.
+  CHECK(p(*m, {1, 2}, 3) == Approx((1 - bf(2.0 / 9)) * (0.125 + u)).epsilon(1e-6));
+  CHECK(p(*m, {2}, 4) == Approx(bf(2.0 / 9) + (1 - bf(2.0 / 9)) * (0.125 + u)).epsilon(1e-6));
+  CHECK(p(*m, {2}, 2) == Approx((1 - bf(2.0 / 9)) * u).epsilon(1e-6));
   // After c (no successor) and after <unk> (never seen): order 1's.
   CHECK(p(*m, {4}, 3) == Approx(0.125 + u).epsilon(1e-6));
   CHECK(p(*m, {0}, 3) == Approx(0.125 + u).epsilon(1e-6));
@@ -152,8 +159,8 @@ TEST_CASE("Memory: modified Kneser-Ney worked by hand on a toy text", "[memory]"
   const MemoryTables pruned = build_memory(text, vocab, options);
   CHECK(pruned.header.entries[1] == 2);
   const auto mp = load(pruned, vocab);
-  CHECK(p(*mp, {1}, 2) == Approx(u).epsilon(1e-6));
-  CHECK(p(*mp, {2}, 4) == Approx(0.125 + u).epsilon(1e-6));
+  CHECK(p(*mp, {1}, 2) == Approx(u).epsilon(1.0 / 256));
+  CHECK(p(*mp, {2}, 4) == Approx(0.125 + u).epsilon(1.0 / 256));
 }
 
 TEST_CASE("Memory: the trie against the formulas written plainly, on random texts", "[memory]") {
