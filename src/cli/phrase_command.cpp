@@ -44,6 +44,8 @@ int PhraseCommand::run() {
   const Model m = model.load();
   if (options.attention) choose_view(m.config);
   Predictor predictor(m);
+  // The attention views show the transformer's own predictions.
+  if (options.attention) predictor.set_mixing(false);
   std::string written;  // with -o: the records, for the file
   const RecordSink sink{[&](const std::string& record) {
                           if (output.empty()) {

@@ -183,7 +183,7 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
   tokens_run_ = static_cast<int>(ids.size() - from);
   if (tokens_run_ > 0) cache_.extend(model_, ids.subspan(from));
   hidden_ = cache_.hidden();
-  if (!model_.memory) return cache_.logits();
+  if (!model_.memory || !mix_) return cache_.logits();
   // The cache keeps the transformer's logits; the mixture goes in a copy.
   const std::span<const float> logits = cache_.logits();
   mixed_.assign(logits.begin(), logits.end());
@@ -204,7 +204,7 @@ void Predictor::run(std::span<const Encoded> inputs) {
     ids_.insert(ids_.end(), e.ids.begin(), e.ids.end());
   }
   forward(model_, state_, ids_.data(), lengths_);
-  if (model_.memory) {
+  if (model_.memory && mix_) {
     const auto V = static_cast<size_t>(model_.config.vocab_size);
     for (size_t b = 0; b < inputs.size(); ++b) {
       mix_memory(model_, inputs[b].ids, std::span<float>(state_.logits).subspan(b * V, V));

@@ -81,7 +81,8 @@ class Predictor {
         tokens_run_(other.tokens_run_),
         lengths_(other.lengths_),
         ids_(other.ids_),
-        mixed_(other.mixed_) {}
+        mixed_(other.mixed_),
+        mix_(other.mix_) {}
   Predictor(Predictor&&) = default;  // hidden() moves with the buffers it points into
   Predictor& operator=(const Predictor&) = delete;
 
@@ -109,6 +110,9 @@ class Predictor {
   std::span<const float> next_logits(std::span<const Encoded> inputs);
 
   const Model& model() const { return model_; }
+  // Whether the model's memory is mixed into the logits (the default), or
+  // they stay the transformer's own (the inspection views).
+  void set_mixing(bool mix) { mix_ = mix; }
   // Tokens run through the model by the last call (all of them, or the new
   // ones through the cache).
   int tokens_run() const { return tokens_run_; }
@@ -133,6 +137,7 @@ class Predictor {
   std::vector<int> lengths_;
   std::vector<int> ids_;
   std::vector<float> mixed_;  // next_logits' mixture with the memory, when the model has one
+  bool mix_ = true;
 };
 
 }  // namespace nextword

@@ -116,8 +116,30 @@ std::vector<Answer> Worker::predict(std::span<const Call* const> calls) {
       }
     }
   }
+  // The attention view shows the transformer's own predictions: with a
+  // memory, its calls' texts run again without the mixture.
+  std::vector<size_t> own;  // indices into inputs of attention calls' texts
+  if (model_.memory) {
+    size_t at = 0, index = 0;
+    for (const Call* call : calls) {
+      for (size_t i = 0; i < call->texts.size(); ++i, ++at) {
+        if (!errors[at]) {
+          if (call->endpoint == Endpoint::kAttention) own.push_back(index);
+          ++index;
+        }
+      }
+    }
+  }
+  std::vector<Encoded> own_inputs;
+  for (const size_t i : own) own_inputs.push_back(inputs[i]);
   // The top k of a larger k is the same list cut (ranking is a total order).
   std::vector<Prediction> predictions = predictor_.predict(std::move(inputs), k, with_attention);
+  if (!own.empty()) {
+    predictor_.set_mixing(false);
+    std::vector<Prediction> transformer = predictor_.predict(std::move(own_inputs), k, true);
+    predictor_.set_mixing(true);
+    for (size_t j = 0; j < own.size(); ++j) predictions[own[j]] = std::move(transformer[j]);
+  }
   std::vector<Answer> answers;
   size_t at = 0, next = 0;
   for (const Call* call : calls) {

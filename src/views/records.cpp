@@ -75,6 +75,12 @@ json input_json(const Model& model, const std::string& phrase, const Encoded& in
   record["ids"] = input.ids;
   record["unknown"] = input.unknown;
   record["truncated"] = input.truncated;
+  // The memory's weight for this context, whether or not the record's
+  // numbers mix it in (the inspection views show the transformer's own).
+  if (model.memory) {
+    record["memory_weight"] =
+        shortest(static_cast<float>(model.memory->lambda(model.memory->find(input.ids))));
+  }
   return record;
 }
 
