@@ -99,7 +99,26 @@ struct TrainCommand {
     c.add_option("--steps", o.steps, "Optimizer steps")->capture_default_str();
     c.add_option("--warmup", o.warmup, "Steps of linear warmup")->capture_default_str();
     c.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
-    c.add_option("--min-lr", o.min_lr, "Learning rate at the end of the cosine decay")
+    c.add_option("--schedule", o.schedule,
+                 "cosine (decay over every step after the warmup) or wsd (warmup-stable-decay: "
+                 "--lr until the last --decay-fraction of the steps, then down to --min-lr)")
+        ->check(CLI::IsMember({"cosine", "wsd"}))
+        ->capture_default_str();
+    c.add_option("--decay-fraction", o.decay_fraction, "With --schedule wsd: the decay's share")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    c.add_option("--optimizer", o.optimizer,
+                 "adamw, or muon: Muon for the layers' matrices (AdamW for the rest)")
+        ->check(CLI::IsMember({"adamw", "muon"}))
+        ->capture_default_str();
+    c.add_option("--muon-lr", o.muon.lr, "With --optimizer muon: Muon's peak learning rate")
+        ->capture_default_str();
+    c.add_option("--muon-momentum", o.muon.momentum, "With --optimizer muon: its momentum")
+        ->capture_default_str();
+    c.add_option("--init-from", o.init_from,
+                 "Start from this model's weights (its vocabulary and shape must be the run's)")
+        ->type_name("DIR");
+    c.add_option("--min-lr", o.min_lr, "Learning rate at the end of the decay")
         ->capture_default_str();
     c.add_option("--weight-decay", o.weight_decay, "AdamW weight decay (matrices only)")
         ->capture_default_str();

@@ -44,6 +44,12 @@ void visit_options(Options& o, Field field) {
   field("warmup", o.warmup);
   field("lr", o.lr);
   field("min_lr", o.min_lr);
+  field("schedule", o.schedule);
+  field("decay_fraction", o.decay_fraction);
+  field("init_from", o.init_from);
+  field("optimizer", o.optimizer);
+  field("muon_lr", o.muon.lr);
+  field("muon_momentum", o.muon.momentum);
   field("weight_decay", o.weight_decay);
   field("beta1", o.adamw.beta1);
   field("beta2", o.adamw.beta2);
@@ -76,9 +82,10 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
   visit_options(o, [&j](const char* name, auto& value) {
     // Checkpoints written before issue 24 have none of its options: theirs
     // were the defaults (feed-forward biases trained, no teacher).
-    static const std::set<std::string_view> added{"ffn_bias",    "teacher", "teacher_weight",
-                                                  "temperature", "bf16",    "document_windows",
-                                                  "shuffle"};
+    // Nor those of issue 49 (their defaults: cosine, no start from a model).
+    static const std::set<std::string_view> added{
+        "ffn_bias",         "teacher", "teacher_weight", "temperature",    "bf16",
+        "document_windows", "shuffle", "schedule",       "decay_fraction", "init_from"};
     if (added.count(name) != 0 && !j.contains(name)) return;
     j.at(name).get_to(value);
   });

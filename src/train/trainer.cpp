@@ -58,6 +58,14 @@ void check_options(const TrainOptions& o) {
   require(o.teacher_weight >= 0 && o.teacher_weight <= 1,
           "train: --teacher-weight must be in [0, 1]");
   require(o.temperature > 0, "train: --temperature must be positive");
+  require(o.schedule == "cosine" || o.schedule == "wsd",
+          "train: --schedule must be cosine or wsd, got \"" + o.schedule + "\"");
+  require(o.decay_fraction >= 0 && o.decay_fraction <= 1,
+          "train: --decay-fraction must be in [0, 1]");
+  require(o.optimizer == "adamw" || o.optimizer == "muon",
+          "train: --optimizer must be adamw or muon, got \"" + o.optimizer + "\"");
+  require(o.muon.lr > 0 && o.muon.momentum >= 0 && o.muon.momentum < 1,
+          "train: need --muon-lr > 0 and --muon-momentum in [0, 1)");
   require(o.teacher.empty() || !c.adaptive(),
           "train: --teacher needs a model without --adaptive-cutoffs (its distributions are "
           "over every word at every position)");
@@ -152,6 +160,42 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos, nullptr, nullptr};
+}
+
+// --init-from: the run's weights from a model of the same vocabulary and
+// shape, tensor for tensor (its F16 or BF16 widened as at load).
+void start_from(Run& run) {
+  const std::string& dir = run.options.init_from;
+  if (dir.empty()) return;
+  const std::string at = "train: --init-from " + dir + ": ";
+  ModelPaths paths = ModelPaths::in_directory(dir);
+  paths.memory.clear();
+  const Model from = load_model(paths);
+  Model& m = run.model;
+  if (from.vocab.size() != m.vocab.size()) {
+    throw usage_error(at + "its vocabulary has " + std::to_string(from.vocab.size()) +
+                      " words, the run's " + std::to_string(m.vocab.size()));
+  }
+  for (int id = 0; id < m.vocab.size(); ++id) {
+    if (from.vocab.word(id) != m.vocab.word(id)) {
+      throw usage_error(at + "word " + std::to_string(id) + " is \"" +
+                        std::string(from.vocab.word(id)) + "\", the run's \"" +
+                        std::string(m.vocab.word(id)) + "\"");
+    }
+  }
+  const std::vector<TensorSpec>& want = m.weights.tensors();
+  const std::vector<TensorSpec>& have = from.weights.tensors();
+  for (size_t t = 0; t < want.size(); ++t) {
+    if (t >= have.size() || have[t].name != want[t].name || have[t].shape != want[t].shape) {
+      throw usage_error(at + "tensor " + want[t].name + " " + shape_text(want[t].shape) +
+                        " is not in it with that shape");
+    }
+    const float* data = from.weights.data(t);
+    std::copy(data, data + want[t].size(), m.weights.mutable_data(t));
+  }
+  if (have.size() != want.size()) {
+    throw usage_error(at + "tensor " + have[want.size()].name + " is not one the run trains");
+  }
 }
 
 // Distillation's teacher: a model whose vocabulary is the run's, word for
@@ -396,6 +440,7 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   run.lexicon = format_lexicon(lexicon);
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
+  start_from(run);
   run.training.emplace(run.model.weights, workers);
   load_teacher(run);
   load_data(run, documents);

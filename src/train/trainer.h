@@ -25,6 +25,7 @@
 #include "model/config.h"
 #include "model/model_file.h"
 #include "train/adamw.h"
+#include "train/muon.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
 
@@ -42,11 +43,23 @@ struct TrainOptions {
   bool document_windows = false;    // windows start at documents' starts (their bos), not anywhere
   bool shuffle = false;             // epochs of every start once, in a fresh order each (corpus.h)
   int steps = 2000;
-  int warmup = 100;           // steps of linear warmup
-  float lr = 2e-3f;           // peak learning rate
-  float min_lr = 2e-4f;       // where the cosine decay ends
+  int warmup = 100;      // steps of linear warmup
+  float lr = 2e-3f;      // peak learning rate
+  float min_lr = 2e-4f;  // where the decay ends
+  // "cosine": from lr to min_lr over every step after the warmup. "wsd"
+  // (warmup-stable-decay): lr until the last decay_fraction of the steps,
+  // then a straight line down to min_lr at the last step.
+  std::string schedule = "cosine";
+  float decay_fraction = 0.2f;
+  // A model whose weights a fresh run starts from instead of random ones:
+  // the run's vocabulary and shape, tensor for tensor. Empty: none.
+  std::string init_from;
   float weight_decay = 0.1f;  // on matrices only
   AdamWOptions adamw;
+  // "adamw" for every tensor, or "muon": Muon (train/muon.h) for the layers'
+  // matrices, AdamW for the rest.
+  std::string optimizer = "adamw";
+  MuonOptions muon;
   float clip = 1.0f;  // largest gradient norm (0: no clipping)
   float dropout = 0.1f;
   // Distillation: a model of the same vocabulary whose next-word
@@ -125,6 +138,7 @@ struct TrainingState {
   std::vector<float> m, v;
   size_t parameters = 0;
   std::vector<bool> decayed;        // per tensor: weight decay applies (matrices, see TensorRole)
+  std::vector<float> muon_scratch;  // Newton-Schulz's products
   double grad_norm = 0;             // of the last update, before clipping
   std::vector<Worker> workers;      // [W]; worker 0's gradients are `grads`
   const Model* teacher = nullptr;   // distillation's teacher, or none
@@ -150,6 +164,11 @@ struct TrainingState {
   double update(Weights& weights, const TrainOptions& options, int s);
 };
 
+// Whether --optimizer muon updates this tensor with Muon: a layer's matrix
+// (attention and feed-forward), never the embedding, the adaptive softmax,
+// a gain or a bias.
+bool uses_muon(const TensorSpec& spec);
+
 // One training step (s from 0) of one rank, as `train` runs it: gradients on
 // the windows inputs/targets [B, T], exchange, update. Returns the loss.
 double train_step(Model& model, TrainingState& training, const TrainOptions& options, int s,
@@ -169,7 +188,8 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
                              std::optional<int> threads);
 
-// The learning rate at step s (0-based): linear warmup, then cosine decay.
+// The learning rate at step s (0-based): linear warmup, then the schedule's
+// decay (TrainOptions::schedule).
 double learning_rate(const TrainOptions& options, int step);
 
 }  // namespace nextword

@@ -94,6 +94,11 @@ StepTotals TrainingState::exchange(double loss, bool stop) {
   return {scalars[kLossSlot] / ranks, scalars[kStopSlot] > 0};
 }
 
+bool uses_muon(const TensorSpec& spec) {
+  return spec.shape.size() == 2 && spec.name.rfind("layers.", 0) == 0 &&
+         (spec.role == TensorRole::kMatrix || spec.role == TensorRole::kResidualProjection);
+}
+
 double TrainingState::update(Weights& w, const TrainOptions& o, int s) {
   grad_norm = gradient_norm(grads.data(), parameters);
   if (o.clip > 0 && grad_norm > o.clip) {
@@ -103,9 +108,19 @@ double TrainingState::update(Weights& w, const TrainOptions& o, int s) {
   const auto lr = static_cast<float>(learning_rate(o, s));
   size_t offset = 0;
   for (size_t t = 0; t < w.tensors().size(); ++t) {
-    const auto size = static_cast<size_t>(w.tensors()[t].size());
-    adamw_update(w.values() + offset, grads.data() + offset, m.data() + offset, v.data() + offset,
-                 size, lr, decayed[t] ? o.weight_decay : 0.0f, o.adamw, s + 1);
+    const TensorSpec& spec = w.tensors()[t];
+    const auto size = static_cast<size_t>(spec.size());
+    const float decay = decayed[t] ? o.weight_decay : 0.0f;
+    if (o.optimizer == "muon" && uses_muon(spec)) {
+      // Muon's momentum lives in AdamW's m; the schedule scales both rates alike,
+      // and the decay is AdamW's, lr x weight_decay a step.
+      muon_update(w.values() + offset, grads.data() + offset, m.data() + offset,
+                  static_cast<int>(spec.shape[0]), static_cast<int>(spec.shape[1]),
+                  o.muon.lr * lr / o.lr, lr * decay, o.muon, muon_scratch);
+    } else {
+      adamw_update(w.values() + offset, grads.data() + offset, m.data() + offset, v.data() + offset,
+                   size, lr, decay, o.adamw, s + 1);
+    }
     offset += size;
   }
   return grad_norm;
@@ -123,6 +138,16 @@ double train_step(Model& model, TrainingState& training, const TrainOptions& o, 
 
 double learning_rate(const TrainOptions& o, int step) {
   if (step < o.warmup) return o.lr * (step + 1) / o.warmup;
+  if (o.schedule == "wsd") {
+    // The decay's steps: the last decay_fraction of all, after the warmup.
+    const int decay =
+        std::min(o.steps - o.warmup, static_cast<int>(std::lround(o.decay_fraction * o.steps)));
+    const int start = o.steps - decay;
+    if (step < start) return o.lr;
+    const double progress =
+        std::min(1.0, static_cast<double>(step - start + 1) / std::max(decay, 1));
+    return o.lr + (o.min_lr - o.lr) * progress;
+  }
   const int decay_steps = std::max(o.steps - o.warmup, 1);
   const double progress = std::min(1.0, static_cast<double>(step - o.warmup) / decay_steps);
   return o.min_lr + 0.5 * (o.lr - o.min_lr) * (1.0 + std::cos(M_PI * progress));
