@@ -166,6 +166,20 @@ std::string model_info(const Model& model, Format format) {
                {"config", config_to_json(model.config)},
                {"tensors", tensors}};
   info["config"]["norm_eps"] = shortest(model.config.norm_eps);
+  std::string memory_text;
+  if (model.memory) {
+    const MemoryHeader& h = model.memory->header();
+    json entries = json::array();
+    for (int k = 0; k < h.order; ++k) entries.push_back(h.entries[static_cast<size_t>(k)]);
+    info["memory"] = {{"file", model.memory->path()},
+                      {"bytes", model.memory->file_bytes()},
+                      {"order", h.order},
+                      {"tokens", h.tokens},
+                      {"entries", entries}};
+    memory_text = model.memory->path() + " (" + std::to_string(model.memory->file_bytes()) +
+                  " bytes, order " + std::to_string(h.order) + ", " + entries.dump() +
+                  " n-grams of " + std::to_string(h.tokens) + " tokens)";
+  }
   if (format == Format::kJson) return dump(info);
 
   std::string text;
@@ -179,6 +193,7 @@ std::string model_info(const Model& model, Format format) {
   line("weights", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
                       " bytes, format nextword version 1" +
                       (model.weights.owns_storage() ? "" : ", memory-mapped") + ")");
+  if (model.memory) line("memory", memory_text);
   line("parameters", std::to_string(model.weights.parameter_count()) + " (" +
                          human_bytes(static_cast<double>(model.weights.parameter_count()) * 4) +
                          " as float32)");
