@@ -277,7 +277,7 @@ void Evaluation::model_scores() {
                             mixed.context.bucket};
       const double log_prob = mixed_log_probability(memory, mixed, row_logits, target.id);
       write_mixed_logits(memory, mixed, row_logits);
-      lse_[row] = log_sum_exp(logits, V);
+      lse_[row] = 0;  // the mixture's logits are ln p: their normalizer is 1
       model_log_probs_[row] = log_prob;
     } else {
       lse_[row] = log_sum_exp(logits, V);

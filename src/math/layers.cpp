@@ -191,6 +191,15 @@ NEXTWORD_VECTOR_CLONES double log_sum_exp(const float* x, int n) {
   return static_cast<double>(max) + std::log(sum);
 }
 
+NEXTWORD_VECTOR_CLONES double exact_log_sum_exp(const float* x, int n) {
+  const float max = max_of(x, n);
+  if (std::isinf(max)) return max;
+  const auto m = static_cast<double>(max);
+  double sum = 0.0;
+  for (int j = 0; j < n; ++j) sum += exact_exp(static_cast<double>(x[j]) - m);
+  return m + std::log(sum);
+}
+
 NEXTWORD_VECTOR_CLONES void exp_mix_row(float* x, int n, double shift, float keep, const float* u,
                                         float base) {
   // e^(x - shift) = e^((x - max) - (shift - max)): both parts small near

@@ -64,6 +64,9 @@ double softmax_forward(float* row, int n);
 
 // ln sum_j e^x[j], what softmax_forward returns, without touching x.
 double log_sum_exp(const float* x, int n);
+// The same in double throughout (exact_exp): to about 1e-15, where
+// log_sum_exp's float exponentials hold to about 1e-7.
+double exact_log_sum_exp(const float* x, int n);
 // x[i] = keep e^(x[i] - shift) + base u[i]: a softmax (shift its log
 // normalizer) weighted and added to another distribution u, in floats.
 void exp_mix_row(float* x, int n, double shift, float keep, const float* u, float base);

@@ -14,10 +14,7 @@ MixedRow mixed_row(const Memory& memory, std::span<const int> context,
   row.lambda = memory.lambda(row.context);
   row.log_normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   if (exact) {
-    const double max = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (const float l : logits) sum += std::exp(static_cast<double>(l) - max);
-    row.exact_log_normalizer = max + std::log(sum);
+    row.exact_log_normalizer = exact_log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   }
   return row;
 }

@@ -8,6 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "math/kernels.h"
+#include "math/layers.h"
 #include "model/file_bytes.h"
 #include "predict/predictor.h"
 #include "test_models.h"
@@ -123,4 +125,18 @@ TEST_CASE("Mixture: EM finds the weight of a known mixture", "[memory]") {
   CHECK(lambdas[kMemoryBands + 4] < lambdas[kMemoryBands + 3] + 0.05);
   CHECK(mixture_log_likelihood(points, lambdas) >
         mixture_log_likelihood(points, std::vector<double>(2 * kMemoryBands, 0.6)));
+}
+
+TEST_CASE("exact_exp: e^x in double to 2 ulp over the range the normalizer uses", "[memory]") {
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 100000; ++i) {
+    const double x = std::uniform_real_distribution<double>(-700, 50)(rng);
+    CHECK(std::abs(exact_exp(x) / std::exp(x) - 1) < 5e-16);
+  }
+  CHECK(exact_exp(0) == 1.0);
+  CHECK(exact_exp(-800) == 0.0);
+  std::vector<float> logits = {1.0f, -3.5f, 20.25f, -80.0f, 0.0f};
+  double sum = 0;
+  for (const float l : logits) sum += std::exp(static_cast<double>(l));
+  CHECK(exact_log_sum_exp(logits.data(), 5) == Approx(std::log(sum)).epsilon(1e-15));
 }
