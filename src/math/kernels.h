@@ -58,7 +58,9 @@ inline float fast_exp(float x_in) {
 inline double exact_exp(double x_in) {
   const double x = x_in < -708.0 ? -708.0 : (x_in > 709.0 ? 709.0 : x_in);
   // n = round(x / ln 2): adding 1.5 * 2^52 leaves n in the low mantissa bits.
-  const double n = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;
+  constexpr double kShift = 6755399441055744.0;
+  const double shifted = x * 1.4426950408889634 + kShift;
+  const double n = shifted - kShift;
   const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
   double p = 1.0 / 6227020800.0;  // 1/13!
   p = p * r + 1.0 / 479001600.0;
@@ -74,7 +76,9 @@ inline double exact_exp(double x_in) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
-  const auto bits = static_cast<uint64_t>(static_cast<int64_t>(n) + 1023) << 52;
+  // 2^n from the same bits, in integers (no double-to-integer conversion).
+  const uint64_t bits = (std::bit_cast<uint64_t>(shifted) - std::bit_cast<uint64_t>(kShift) + 1023u)
+                        << 52;
   return x_in < -708.0 ? 0.0 : p * std::bit_cast<double>(bits);
 }
 

@@ -195,8 +195,18 @@ NEXTWORD_VECTOR_CLONES double exact_log_sum_exp(const float* x, int n) {
   const float max = max_of(x, n);
   if (std::isinf(max)) return max;
   const auto m = static_cast<double>(max);
+  // Chunks of exponentials (a loop that vectorizes), each summed in kLanes
+  // running sums in a fixed order.
+  constexpr int kChunk = 256;
+  double e[kChunk];
+  double lanes[kLanes] = {};
+  for (int j = 0; j < n; j += kChunk) {
+    const int count = std::min(kChunk, n - j);
+    for (int k = 0; k < count; ++k) e[k] = exact_exp(static_cast<double>(x[j + k]) - m);
+    for (int k = 0; k < count; ++k) lanes[k % kLanes] += e[k];
+  }
   double sum = 0.0;
-  for (int j = 0; j < n; ++j) sum += exact_exp(static_cast<double>(x[j]) - m);
+  for (const double lane : lanes) sum += lane;
   return m + std::log(sum);
 }
 
