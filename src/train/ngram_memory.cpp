@@ -1,6 +1,7 @@
 #include "train/ngram_memory.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -238,8 +239,13 @@ std::string memory_bytes(const MemoryTables& t) {
       } else {
         put(l.words[K], words.data(), words.size() * 4);
       }
+      // Rounded toward zero, so that a context's stored shares never sum
+      // to more than its true ones: gamma stays at least its true value,
+      // above 0, and no word gets p = 0.
       std::vector<uint16_t> shares(t.shares[K].size());
-      for (size_t i = 0; i < shares.size(); ++i) shares[i] = float_to_bf16(t.shares[K][i]);
+      for (size_t i = 0; i < shares.size(); ++i) {
+        shares[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(t.shares[K][i]) >> 16);
+      }
       put(l.shares[K], shares.data(), shares.size() * 2);
     }
     if (K + 1 < static_cast<size_t>(h.order)) {

@@ -4,6 +4,7 @@
 // to 1, and the file's errors.
 #include "train/ngram_memory.h"
 
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -20,6 +21,10 @@
 using namespace nextword;
 
 namespace {
+
+uint16_t bf16_toward_zero(double x) {
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(x)) >> 16);
+}
 
 Vocabulary vocabulary(int V) {
   std::vector<std::string> words{"<unk>", "<bos>"};
@@ -87,8 +92,8 @@ struct PlainKneserNey {
     const double c = it->second;
     const double d = c == 0 ? 0 : discounts.at(k)[static_cast<size_t>(std::min(c, 3.0)) - 1];
     const double share = total > 0 ? (c - d) / total : 0;
-    // memory.bin keeps the shares of orders >= 2 as bfloat16.
-    return k == 1 ? share : bf16_to_float(float_to_bf16(static_cast<float>(share)));
+    // memory.bin keeps the shares of orders >= 2 as bfloat16, rounded toward zero.
+    return k == 1 ? share : bf16_to_float(bf16_toward_zero(share));
   }
   double prob(std::vector<int> h, int w) const {
     if (static_cast<int>(h.size()) > n - 1) h.erase(h.begin(), h.end() - (n - 1));
@@ -138,10 +143,9 @@ TEST_CASE("Memory: modified Kneser-Ney worked by hand on a toy text", "[memory]"
   CHECK(p(*m, {}, 0) == Approx(u).epsilon(1e-6));
   CHECK(p(*m, {}, 2) == Approx(u).epsilon(1e-6));
   CHECK(p(*m, {}, 3) == Approx(0.125 + u).epsilon(1e-6));
-  // Shares of orders >= 2 are stored as bfloat16 (8 significant bits): bf().
-  auto bf = [](double x) {
-    return static_cast<double>(bf16_to_float(float_to_bf16(static_cast<float>(x))));
-  };
+  // Shares of orders >= 2 are stored as bfloat16 (8 significant bits, rounded
+  // toward zero): bf().
+  auto bf = [](double x) { return static_cast<double>(bf16_to_float(bf16_toward_zero(x))); };
   // After <bos>: a(<bos> a) = (1 - 1/3)/1 = 2/3, gamma 1 - 2/3.
   CHECK(p(*m, {1}, 2) == Approx(bf(2.0 / 3) + (1 - bf(2.0 / 3)) * u).epsilon(1e-6));
   CHECK(p(*m, {1}, 3) == Approx((1 - bf(2.0 / 3)) * (0.125 + u)).epsilon(1e-6));
@@ -198,6 +202,7 @@ TEST_CASE("Memory: the trie against the formulas written plainly, on random text
         INFO("order " << order << " trial " << trial << " word " << w);
         CHECK(dist[static_cast<size_t>(w)] == Approx(plain.prob(context, w)).epsilon(1e-6));
         CHECK(m->probability(c, w) == Approx(dist[static_cast<size_t>(w)]).epsilon(1e-12));
+        CHECK(dist[static_cast<size_t>(w)] > 0);  // no word is impossible
         sum += dist[static_cast<size_t>(w)];
       }
       CHECK(std::abs(sum - 1) < 1e-9);
