@@ -116,7 +116,7 @@ struct TrainCommand {
     c.add_option("--muon-momentum", o.muon.momentum, "With --optimizer muon: its momentum")
         ->capture_default_str();
     c.add_option("--init-from", o.init_from,
-                 "Start from this model's weights (its vocabulary and shape must be the run's)")
+                 "Start from this model: its vocabulary and weights (its shape must be the run's)")
         ->type_name("DIR");
     c.add_option("--min-lr", o.min_lr, "Learning rate at the end of the decay")
         ->capture_default_str();

@@ -162,28 +162,23 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos, nullptr, nullptr};
 }
 
-// --init-from: the run's weights from a model of the same vocabulary and
-// shape, tensor for tensor (its F16 or BF16 widened as at load).
-void start_from(Run& run) {
-  const std::string& dir = run.options.init_from;
-  if (dir.empty()) return;
-  const std::string at = "train: --init-from " + dir + ": ";
-  ModelPaths paths = ModelPaths::in_directory(dir);
+// --init-from's model (its F16 or BF16 widened as at load), without its memory.
+Model init_model(const TrainOptions& o) {
+  ModelPaths paths = ModelPaths::in_directory(o.init_from);
   paths.memory.clear();
-  const Model from = load_model(paths);
-  Model& m = run.model;
-  if (from.vocab.size() != m.vocab.size()) {
-    throw usage_error(at + "its vocabulary has " + std::to_string(from.vocab.size()) +
-                      " words, the run's " + std::to_string(m.vocab.size()));
+  Model from = load_model(paths);
+  if (from.config.unk_token != o.model.unk_token || from.config.bos_token != o.model.bos_token) {
+    throw usage_error("train: --init-from " + o.init_from +
+                      ": its unk and bos tokens are not the run's");
   }
-  for (int id = 0; id < m.vocab.size(); ++id) {
-    if (from.vocab.word(id) != m.vocab.word(id)) {
-      throw usage_error(at + "word " + std::to_string(id) + " is \"" +
-                        std::string(from.vocab.word(id)) + "\", the run's \"" +
-                        std::string(m.vocab.word(id)) + "\"");
-    }
-  }
-  const std::vector<TensorSpec>& want = m.weights.tensors();
+  return from;
+}
+
+// The run's weights from `from`, whose vocabulary the run took: the same
+// shape, tensor for tensor.
+void start_from(Run& run, const Model& from) {
+  const std::string at = "train: --init-from " + run.options.init_from + ": ";
+  const std::vector<TensorSpec>& want = run.model.weights.tensors();
   const std::vector<TensorSpec>& have = from.weights.tensors();
   for (size_t t = 0; t < want.size(); ++t) {
     if (t >= have.size() || have[t].name != want[t].name || have[t].shape != want[t].shape) {
@@ -191,7 +186,7 @@ void start_from(Run& run) {
                         " is not in it with that shape");
     }
     const float* data = from.weights.data(t);
-    std::copy(data, data + want[t].size(), m.weights.mutable_data(t));
+    std::copy(data, data + want[t].size(), run.model.weights.mutable_data(t));
   }
   if (have.size() != want.size()) {
     throw usage_error(at + "tensor " + have[want.size()].name + " is not one the run trains");
@@ -434,13 +429,18 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   for (const std::string& path : options.corpus) run.corpus_bytes.push_back(file_size(path));
   const std::vector<Document> documents = read_documents(options.corpus, options.model.tokenizer);
   const Lexicon lexicon = count_words(documents, options.model.unk_token, options.model.bos_token);
-  run.model =
-      make_model(options, build_vocabulary(lexicon, options.vocab_size, options.model.unk_token,
-                                           options.model.bos_token));
+  // A run from a model keeps that model's vocabulary; a fresh one takes
+  // the text's most frequent words.
+  std::optional<Model> from;
+  if (!options.init_from.empty()) from.emplace(init_model(options));
+  run.model = make_model(
+      options, from ? from->vocab.words()
+                    : build_vocabulary(lexicon, options.vocab_size, options.model.unk_token,
+                                       options.model.bos_token));
   run.lexicon = format_lexicon(lexicon);
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
-  start_from(run);
+  if (from) start_from(run, *from);
   run.training.emplace(run.model.weights, workers);
   load_teacher(run);
   load_data(run, documents);

@@ -51,8 +51,9 @@ struct TrainOptions {
   // then a straight line down to min_lr at the last step.
   std::string schedule = "cosine";
   float decay_fraction = 0.2f;
-  // A model whose weights a fresh run starts from instead of random ones:
-  // the run's vocabulary and shape, tensor for tensor. Empty: none.
+  // A model whose vocabulary and weights a fresh run starts from instead of
+  // the text's most frequent words and random weights (its shape must be
+  // the run's, tensor for tensor; --vocab-size is then its). Empty: none.
   std::string init_from;
   float weight_decay = 0.1f;  // on matrices only
   AdamWOptions adamw;
