@@ -3,6 +3,7 @@
 // weights on a development text in WikiText's format (predict/memory_mixture.h).
 #include <sys/resource.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -45,7 +46,9 @@ struct MemoryCommand {
 
   void add_to(CLI::App& c) {
     model.add_to(c);
-    c.add_option("text", files, "The training text (documents as for train)")->required();
+    c.add_option("text", files,
+                 "The training text (documents as for train); none, with --dev: fit the weights "
+                 "of the memory already there (-o, or the model's memory.bin) again");
     c.add_option("-o,--output", output, "File to write (default: memory.bin beside vocab.json)");
     c.add_option("--order", options.order, "n: contexts of up to n - 1 tokens")
         ->check(CLI::Range(1, kMemoryMaxOrder))
@@ -73,10 +76,12 @@ struct MemoryCommand {
     without.no_memory = true;
     ModelPaths paths = without.paths();
     Model m = load_model(paths);
-    if (output.empty())
+    if (output.empty()) {
       output = (std::filesystem::path(paths.vocab).parent_path() / "memory.bin").string();
+    }
     Progress progress;
     auto say = [&progress](const std::string& what) { progress.message("memory: " + what); };
+    if (files.empty()) return refit(m, say, start);
     say("reading " + std::to_string(files.size()) + " file(s)");
     std::vector<int> stream;
     {
@@ -93,27 +98,47 @@ struct MemoryCommand {
     std::vector<int>().swap(stream);
     const double build_seconds = seconds_since(start);
     nlohmann::ordered_json fit;
-    if (!dev.empty()) fit = fit_weights(m, tables, say);
+    if (!dev.empty()) {
+      say("fitting the mixture weights on " + dev);
+      fit = fit_weights(
+          m, Memory::from_file(FileBytes::from_bytes(output, memory_bytes(tables)), m.vocab));
+      tables.header.lambdas = fit["lambdas"].get<std::vector<double>>();
+    }
     const std::string bytes = memory_bytes(tables);
     write_file_atomically(output, bytes);
-    report_summary(tables, bytes.size(), build_seconds, seconds_since(start), fit);
+    report_summary(tables.header, &tables.distinct, bytes.size(), build_seconds,
+                   seconds_since(start), fit);
     return 0;
   }
 
-  // Scores the development text with the memory (every weight as built),
+  // No text: the memory already written gets weights fitted on --dev.
+  int refit(Model& m, const std::function<void(const std::string&)>& say,
+            std::chrono::steady_clock::time_point start) {
+    if (dev.empty()) {
+      throw Error(ExitCode::kUsage, "memory: give the training TEXT, or --dev to fit again");
+    }
+    say("fitting the weights of " + output + " on " + dev);
+    const std::shared_ptr<const Memory> memory = Memory::open(output, m.vocab);
+    const nlohmann::ordered_json fit = fit_weights(m, memory);
+    const std::string bytes =
+        memory_with_lambdas(*memory, fit["lambdas"].get<std::vector<double>>());
+    write_file_atomically(output, bytes);
+    report_summary(memory->header(), nullptr, bytes.size(), 0, seconds_since(start), fit);
+    return 0;
+  }
+
+  // Scores the development text with `memory` (its weights as they are),
   // then fits each bucket's weight to the transformer's and the memory's
-  // probabilities of each word, and writes them into the tables.
-  nlohmann::ordered_json fit_weights(Model& m, MemoryTables& tables,
-                                     const std::function<void(const std::string&)>& say) const {
-    say("fitting the mixture weights on " + dev);
-    m.memory = Memory::from_file(FileBytes::from_bytes(output, memory_bytes(tables)), m.vocab);
+  // probabilities of each word: "lambdas", and the perplexities.
+  nlohmann::ordered_json fit_weights(Model& m, std::shared_ptr<const Memory> memory) const {
+    m.memory = std::move(memory);
     const Wikitext text =
         read_wikitext(read_text_file(dev), m.config.tokenizer, m.config.unk_token);
     if (text.scored() == 0) throw input_error(dev + ": no WikiText token to score");
     const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
     std::vector<MixturePoint> points;
     double spelling = 0;  // the summed ln q of words outside the vocabulary
-    const std::vector<double> before = tables.header.lambdas;
+    const std::vector<double> before = m.memory->header().lambdas;
     WikitextEvalHooks hooks;
     hooks.each = [&](const WikitextTokenScore& s) {
       const MixturePoint p{s.transformer_log_prob, s.memory_log_prob, s.memory_bucket};
@@ -126,33 +151,34 @@ struct MemoryCommand {
     };
     const WikitextEvalResult r =
         evaluate_wikitext(m, text, lexicon ? &*lexicon : nullptr, WikitextEvalOptions{}, hooks);
-    const int buckets = static_cast<int>(tables.header.lambdas.size());
-    tables.header.lambdas = fit_lambdas(points, buckets);
+    const int buckets = static_cast<int>(before.size());
+    const std::vector<double> lambdas = fit_lambdas(points, buckets);
     m.memory.reset();
     // Perplexity per WikiText token of each: the points' mean ln p, the
     // spelling of words outside the vocabulary added back.
     const double N = static_cast<double>(r.scored), P = static_cast<double>(points.size());
-    auto perplexity = [&](std::span<const double> lambdas) {
-      return std::exp(-(mixture_log_likelihood(points, lambdas) * P + spelling) / N);
+    auto perplexity = [&](std::span<const double> weights) {
+      return std::exp(-(mixture_log_likelihood(points, weights) * P + spelling) / N);
     };
     const std::vector<double> none(static_cast<size_t>(buckets), 0.0),
         alone(static_cast<size_t>(buckets), 1.0);
     return {{"file", dev},
             {"tokens", points.size()},
-            {"perplexity", perplexity(tables.header.lambdas)},
+            {"perplexity", perplexity(lambdas)},
             {"transformer_perplexity", perplexity(none)},
             {"memory_perplexity", perplexity(alone)},
-            {"lambdas", tables.header.lambdas}};
+            {"lambdas", lambdas}};
   }
 
-  void report_summary(const MemoryTables& t, size_t bytes, double build_seconds, double seconds,
+  // `distinct`: each order's n-grams before pruning, when just counted.
+  void report_summary(const MemoryHeader& h, const std::array<uint64_t, kMemoryMaxOrder>* distinct,
+                      size_t bytes, double build_seconds, double seconds,
                       const nlohmann::ordered_json& fit) const {
-    const MemoryHeader& h = t.header;
     nlohmann::ordered_json orders = nlohmann::ordered_json::array();
     for (int k = 1; k <= h.order; ++k) {
       const auto K = static_cast<size_t>(k - 1);
       orders.push_back({{"order", k},
-                        {"distinct", t.distinct[K]},
+                        {"distinct", distinct ? (*distinct)[K] : h.entries[K]},
                         {"kept", h.entries[K]},
                         {"cutoff", h.cutoffs[K]},
                         {"discounts", h.discounts[K]}});

@@ -97,6 +97,14 @@ std::string memory_header_bytes(const MemoryHeader& h) {
   return bytes;
 }
 
+std::string memory_with_lambdas(const Memory& memory, const std::vector<double>& lambdas) {
+  std::string bytes(memory.bytes());
+  const size_t at = memory_layout(memory.header()).lambdas;
+  const size_t n = std::min(lambdas.size(), memory.header().lambdas.size());
+  std::memcpy(bytes.data() + at, lambdas.data(), n * sizeof(double));
+  return bytes;
+}
+
 std::shared_ptr<const Memory> Memory::open(const std::string& path, const Vocabulary& vocab) {
   return from_file(FileBytes::open(path, {kMaxMemoryBytes, "a memory.bin", nullptr}), vocab);
 }

@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/half_float.h"
@@ -71,6 +72,10 @@ uint64_t memory_vocab_hash(const Vocabulary& vocab);
 // The header's bytes, for the writer (train/ngram_memory.h).
 std::string memory_header_bytes(const MemoryHeader& header);
 
+class Memory;
+// The bytes of `memory`'s file with other mixture weights (one a bucket).
+std::string memory_with_lambdas(const Memory& memory, const std::vector<double>& lambdas);
+
 // What a context matched: for each length j = 1 .. n - 1 of its last tokens,
 // the trie node of that suffix (at order j), or -1 when the text never had it.
 struct MemoryContext {
@@ -99,6 +104,7 @@ class Memory {
   int order() const { return header_.order; }
   const std::string& path() const;
   size_t file_bytes() const;
+  std::string_view bytes() const { return {bytes_, layout_.size}; }
 
   // The nodes of the last n - 1 tokens of `context` (all of it when shorter).
   MemoryContext find(std::span<const int> context) const;

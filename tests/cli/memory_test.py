@@ -162,6 +162,32 @@ class Memory(unittest.TestCase):
         # --no-memory does not read it at all.
         self.assertEqual(run("predict", "-m", fruit, "--no-memory", "banana apple").returncode, 0)
 
+    def test_refit(self):
+        # No text, --dev: the weights of the memory already there, fitted again
+        # (to the same values: the same transformer, memory and text).
+        copy = os.path.join(self.tmp, "refit")
+        shutil.copytree(self.model, copy)
+        path = os.path.join(copy, "memory.bin")
+        with open(path, "rb") as f:
+            before = f.read()
+        with open(path, "r+b") as f:  # other weights first
+            f.seek(384)
+            f.write(b"\0" * 8 * 64)
+        r = run("memory", "-m", copy, "--dev", self.dev, "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        refit = json.loads(r.stdout)
+        for a, b in zip(refit["fit"]["lambdas"], self.summary["fit"]["lambdas"]):
+            self.assertAlmostEqual(a, b, places=6)
+        self.assertAlmostEqual(refit["fit"]["perplexity"], self.summary["fit"]["perplexity"],
+                               places=6)
+        with open(path, "rb") as f:
+            after = f.read()
+        self.assertEqual(len(after), len(before))
+        self.assertEqual(after[:384], before[:384])
+        self.assertEqual(after[384 + 8 * 64:], before[384 + 8 * 64:])
+        r = run("memory", "-m", copy)
+        self.assertEqual(r.returncode, USAGE)
+
     def test_usage_errors(self):
         r = run("memory", "-m", self.model, self.train, "--cutoffs", "3,2", "-o",
                 os.path.join(self.tmp, "x.bin"))
