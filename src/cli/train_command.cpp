@@ -19,6 +19,7 @@ namespace {
 struct TrainCommand {
   TrainOptions o;
   std::string resume;
+  CLI::Option* steps_option = nullptr;
   std::string positional = "learned", norm = "layernorm", activation = "gelu", scale = "sqrt_dk";
   int d_k = 0, d_v = 0, d_ff = -1, threads = 0;
   bool no_residual = false, no_causal = false, untied = false, no_bos = false;
@@ -96,7 +97,9 @@ struct TrainCommand {
     c.add_flag("--shuffle", o.shuffle,
                "Epochs: every window start once, in a fresh order each epoch (default: drawn at "
                "random, repeats allowed)");
-    c.add_option("--steps", o.steps, "Optimizer steps")->capture_default_str();
+    steps_option =
+        c.add_option("--steps", o.steps, "Optimizer steps (with --resume: the run's new total)")
+            ->capture_default_str();
     c.add_option("--warmup", o.warmup, "Steps of linear warmup")->capture_default_str();
     c.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
     c.add_option("--schedule", o.schedule,
@@ -249,7 +252,10 @@ struct TrainCommand {
                     "train: --resume DIR takes the corpus and options from DIR/checkpoint.json; "
                     "give no corpus or --output with it");
       }
-      s = resume_training(resume, hooks, threads > 0 ? std::optional<int>(threads) : std::nullopt);
+      // --steps with --resume moves the run's end (a warmup-stable-decay run
+      // decays over the new total's last --decay-fraction).
+      s = resume_training(resume, hooks, threads > 0 ? std::optional<int>(threads) : std::nullopt,
+                          steps_option->count() > 0 ? std::optional<int>(o.steps) : std::nullopt);
     } else {
       finish_options();
       dir = o.out_dir;

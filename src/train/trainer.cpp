@@ -448,12 +448,19 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
 }
 
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
-                             std::optional<int> threads) {
+                             std::optional<int> threads, std::optional<int> steps) {
   const Checkpoint checkpoint(dir);
   Run run;
   run.options = checkpoint.record.options;
   if (threads) run.options.threads = *threads;
   run.step = checkpoint.record.step;
+  if (steps) {
+    if (*steps < run.step) {
+      throw usage_error("train: --steps " + std::to_string(*steps) + ": the run in " + dir +
+                        " has done " + std::to_string(run.step) + " already");
+    }
+    run.options.steps = *steps;
+  }
   run.elapsed = checkpoint.record.elapsed_seconds;
   run.corpus_bytes = checkpoint.record.corpus_bytes;
   run.model = make_model(run.options, checkpoint.vocab);

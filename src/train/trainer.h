@@ -185,9 +185,10 @@ std::vector<TensorSpec> trained_tensors(const TrainOptions& options, const Confi
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);
 
 // Continues the run whose checkpoint is in `dir`, with the options it was
-// started with (the corpus files must be unchanged, and the number of ranks).
+// started with (the corpus files must be unchanged, and the number of ranks);
+// `steps`, when given, is its new total (at least the steps done).
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,
-                             std::optional<int> threads);
+                             std::optional<int> threads, std::optional<int> steps = std::nullopt);
 
 // The learning rate at step s (0-based): linear warmup, then the schedule's
 // decay (TrainOptions::schedule).

@@ -218,6 +218,19 @@ class Memory(unittest.TestCase):
         for name in before:
             for a, b in zip(before[name]["data"], after[name]["data"]):
                 self.assertAlmostEqual(a, b, places=5)
+        # A warmup-stable-decay run lengthened on resume: --steps is the new total.
+        longer = os.path.join(self.tmp, "longer")
+        wsd = ["--schedule", "wsd", "--decay-fraction", "0.5"]
+        r = run("train", self.dev, "-o", longer, "--steps", "2", *wsd,
+                *[a if a != "--checkpoint-every" else "--log-every" for a in common])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(longer, "checkpoint.json")))
+        r = run("train", "--resume", longer, "--steps", "4", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["steps"], 4)
+        r = run("train", "--resume", longer, "--steps", "3", "-f", "json")
+        self.assertEqual(r.returncode, USAGE, r.stderr)
+        self.assertIn("has done 4 already", r.stderr)
         # Another shape is refused, naming a tensor.
         r = run("train", self.dev, "-o", os.path.join(self.tmp, "other"), "--steps", "1",
                 "--init-from", out, *[("16" if a == "8" and i == 3 else a)
