@@ -106,8 +106,7 @@ struct MemoryCommand {
     }
     const std::string bytes = memory_bytes(tables);
     write_file_atomically(output, bytes);
-    report_summary(tables.header, &tables.distinct, bytes.size(), build_seconds,
-                   seconds_since(start), fit);
+    report_summary(tables.header, &tables, bytes.size(), build_seconds, seconds_since(start), fit);
     return 0;
   }
 
@@ -170,18 +169,19 @@ struct MemoryCommand {
             {"lambdas", lambdas}};
   }
 
-  // `distinct`: each order's n-grams before pruning, when just counted.
-  void report_summary(const MemoryHeader& h, const std::array<uint64_t, kMemoryMaxOrder>* distinct,
-                      size_t bytes, double build_seconds, double seconds,
+  // `counted`: the tables just built (each order's n-grams before pruning).
+  void report_summary(const MemoryHeader& h, const MemoryTables* counted, size_t bytes,
+                      double build_seconds, double seconds,
                       const nlohmann::ordered_json& fit) const {
     nlohmann::ordered_json orders = nlohmann::ordered_json::array();
     for (int k = 1; k <= h.order; ++k) {
       const auto K = static_cast<size_t>(k - 1);
       orders.push_back({{"order", k},
-                        {"distinct", distinct ? (*distinct)[K] : h.entries[K]},
+                        {"distinct", counted ? counted->distinct[K] : h.entries[K]},
                         {"kept", h.entries[K]},
                         {"cutoff", h.cutoffs[K]},
                         {"discounts", h.discounts[K]}});
+      if (counted && k >= 2) orders.back()["at_least"] = counted->at_least[K];
     }
     nlohmann::ordered_json j = {{"file", output},     {"bytes", bytes},
                                 {"tokens", h.tokens}, {"order", h.order},

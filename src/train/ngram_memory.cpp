@@ -190,6 +190,10 @@ MemoryTables build_memory(std::span<const int> stream, const Vocabulary& vocab,
       o.share[i] = sum > 0 ? (o.adjusted[i] - discount(D, o.adjusted[i])) / sum : 0;
     }
     t.distinct[static_cast<size_t>(k) - 1] = o.word.size();
+    std::array<uint64_t, 8>& at_least = t.at_least[static_cast<size_t>(k) - 1];
+    for (const uint32_t c : o.count) {
+      for (uint32_t cut = 1; cut <= std::min<uint32_t>(c, 8); ++cut) ++at_least[cut - 1];
+    }
   }
 
   // Pruning, then the trie: kept nodes renumbered in order, each parent's

@@ -45,8 +45,10 @@ struct MemoryTables {
   // Index k - 1 for order k: words and shares (k >= 2), children (k < n).
   std::array<std::vector<uint32_t>, kMemoryMaxOrder> words, children;
   std::array<std::vector<float>, kMemoryMaxOrder> shares;
-  // Distinct n-grams of each order before pruning (reported, not stored).
+  // Distinct n-grams of each order before pruning (reported, not stored),
+  // and of those, how many a cutoff of 1, 2, ... 8 would keep: at_least[k - 1][c - 1].
   std::array<uint64_t, kMemoryMaxOrder> distinct{};
+  std::array<std::array<uint64_t, 8>, kMemoryMaxOrder> at_least{};
 };
 
 // Counts `stream` (token ids below vocab.size()) and estimates the tables.
