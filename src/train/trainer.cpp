@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "train/data_parallel.h"
+#include "train/initial_weights.h"
 #include "train/run_lock.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
@@ -88,31 +89,6 @@ std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) 
 
 namespace {
 
-// GPT-2's initialization, by each tensor's role (TensorRole): matrices
-// N(0, init_std), the projections that feed the residual stream scaled by
-// 1/sqrt(2 L), norm gains 1, biases 0.
-void initialize(Weights& w, const TrainOptions& o, const Config& c) {
-  uint64_t counter = 0;
-  for (size_t t = 0; t < w.tensors().size(); ++t) {
-    const TensorSpec& spec = w.tensors()[t];
-    float* data = w.mutable_data(t);
-    const auto n = static_cast<size_t>(spec.size());
-    double std = o.init_std;
-    switch (spec.role) {
-      case TensorRole::kGain: std::fill(data, data + n, 1.0f); continue;
-      case TensorRole::kBias: std::fill(data, data + n, 0.0f); continue;
-      case TensorRole::kResidualProjection: std /= std::sqrt(2.0 * std::max(c.n_layers, 1)); break;
-      case TensorRole::kMatrix: break;
-    }
-    for (size_t i = 0; i < n; ++i, ++counter) {
-      // Box-Muller on two independent uniforms.
-      const double u1 = 1.0 - uniform01(random_bits(o.seed, RandomStream::kInit, counter, 0));
-      const double u2 = uniform01(random_bits(o.seed, RandomStream::kInit, counter, 1));
-      data[i] = static_cast<float>(std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
-    }
-  }
-}
-
 int64_t file_size(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec) &&
@@ -160,37 +136,6 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
   return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos, nullptr, nullptr};
-}
-
-// --init-from's model (its F16 or BF16 widened as at load), without its memory.
-Model init_model(const TrainOptions& o) {
-  ModelPaths paths = ModelPaths::in_directory(o.init_from);
-  paths.memory.clear();
-  Model from = load_model(paths);
-  if (from.config.unk_token != o.model.unk_token || from.config.bos_token != o.model.bos_token) {
-    throw usage_error("train: --init-from " + o.init_from +
-                      ": its unk and bos tokens are not the run's");
-  }
-  return from;
-}
-
-// The run's weights from `from`, whose vocabulary the run took: the same
-// shape, tensor for tensor.
-void start_from(Run& run, const Model& from) {
-  const std::string at = "train: --init-from " + run.options.init_from + ": ";
-  const std::vector<TensorSpec>& want = run.model.weights.tensors();
-  const std::vector<TensorSpec>& have = from.weights.tensors();
-  for (size_t t = 0; t < want.size(); ++t) {
-    if (t >= have.size() || have[t].name != want[t].name || have[t].shape != want[t].shape) {
-      throw usage_error(at + "tensor " + want[t].name + " " + shape_text(want[t].shape) +
-                        " is not in it with that shape");
-    }
-    const float* data = from.weights.data(t);
-    std::copy(data, data + want[t].size(), run.model.weights.mutable_data(t));
-  }
-  if (have.size() != want.size()) {
-    throw usage_error(at + "tensor " + have[want.size()].name + " is not one the run trains");
-  }
 }
 
 // Distillation's teacher: a model whose vocabulary is the run's, word for
@@ -440,7 +385,7 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   run.lexicon = format_lexicon(lexicon);
   run.options.model = run.model.config;
   initialize(run.model.weights, run.options, run.model.config);
-  if (from) start_from(run, *from);
+  if (from) copy_weights(run.model.weights, *from, options.init_from);
   run.training.emplace(run.model.weights, workers);
   load_teacher(run);
   load_data(run, documents);
