@@ -601,7 +601,21 @@ class WikitextEval(unittest.TestCase):
         self.assertEqual(list(result), [
             "documents", "wikitext_tokens", "unknown", "heading_marks", "scored", "model_tokens",
             "oov_tokens", "oov_rate", "total_nats", "cross_entropy", "perplexity", "top1", "top5",
-            "lexicon", "lexicon_words", "cache"])
+            "lexicon", "lexicon_words", "cache", "bands"])
+        # Where the loss goes: the vocabulary's 11 tokens and the 5 outside it,
+        # whose spelling (uniform bytes, no lexicon) is 4 x kiwi and apple-pie:
+        # -ln q(w) = ln 256 + len(w) ln 257.
+        vocabulary, outside = result["bands"]
+        self.assertEqual((vocabulary["band"], vocabulary["ids"], vocabulary["tokens"]),
+                         ("vocabulary", [0, 6], 11))
+        self.assertEqual((outside["band"], outside["tokens"]), ("outside", 5))
+        spelling = 5 * math.log(256) + (4 * 4 + 9) * math.log(257)
+        self.assertAlmostEqual(outside["spelling_nats"], spelling, 9)
+        self.assertAlmostEqual(outside["unk_nats"] + outside["spelling_nats"],
+                               outside["total_nats"], 9)
+        self.assertAlmostEqual(vocabulary["total_nats"] + outside["total_nats"],
+                               result["total_nats"], 9)
+        self.assertAlmostEqual(outside["loss_share"], outside["total_nats"] / result["total_nats"])
         # 28 WikiText tokens, 2 <unk> and 8 heading marks unscored: N = 18,
         # from 16 model tokens (kiwi 4 times and apple-pie outside the vocabulary).
         self.assertEqual([result[k] for k in ("documents", "wikitext_tokens", "unknown",
@@ -639,6 +653,7 @@ class WikitextEval(unittest.TestCase):
 
         text = run("eval", "--wikitext", self.text, "-m", self.fruit).stdout
         self.assertIn("scored (N)       18", text)
+        self.assertIn("\n  vocabulary 0-5                11   2.213   12.1%", text)
         self.assertIn("perplexity", text)
 
     def test_errors(self):
