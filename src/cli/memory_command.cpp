@@ -40,7 +40,7 @@ double peak_memory_mb() {
 struct MemoryCommand {
   ModelOptions model;
   std::vector<std::string> files;
-  std::string output, dev, format = "text";
+  std::string output, dev, tokens, format = "text";
   MemoryOptions options;
   CompletionOptions completion;
 
@@ -60,6 +60,11 @@ struct MemoryCommand {
     c.add_option("--dev", dev,
                  "Fit the mixture weights on this development text, WikiText-tokenized "
                  "(without it every weight is --lambda)")
+        ->type_name("FILE");
+    c.add_option("--tokens", tokens,
+                 "Also write the counted tokens to FILE as text, for other n-gram toolkits: "
+                 "one document a line after its bos, each token its vocabulary word (a word "
+                 "outside the vocabulary as the unk token)")
         ->type_name("FILE");
     c.add_option("--lambda", options.lambda, "The weight of every bucket without --dev")
         ->check(CLI::Range(0.0, 1.0))
@@ -89,6 +94,7 @@ struct MemoryCommand {
       stream = document_stream(m, documents);
     }
     if (stream.empty()) throw input_error("memory: the text has no words");
+    if (!tokens.empty()) write_tokens(m, stream);
     MemoryTables tables;
     try {
       tables = build_memory(stream, m.vocab, options, say);
@@ -108,6 +114,21 @@ struct MemoryCommand {
     write_file_atomically(output, bytes);
     report_summary(tables.header, &tables, bytes.size(), build_seconds, seconds_since(start), fit);
     return 0;
+  }
+
+  // --tokens: the stream as words, a document (from one bos to the next) a line.
+  void write_tokens(const Model& m, const std::vector<int>& stream) const {
+    std::string text;
+    for (size_t i = 0; i < stream.size(); ++i) {
+      if (stream[i] == m.bos_id) {
+        if (i > 0) text += '\n';
+        continue;
+      }
+      if (!text.empty() && text.back() != '\n') text += ' ';
+      text += m.vocab.word(stream[i]);
+    }
+    text += '\n';
+    write_file_atomically(tokens, text);
   }
 
   // No text: the memory already written gets weights fitted on --dev.
@@ -161,8 +182,16 @@ struct MemoryCommand {
     };
     const std::vector<double> none(static_cast<size_t>(buckets), 0.0),
         alone(static_cast<size_t>(buckets), 1.0);
+    // And per model token, with no spelling (a word outside the vocabulary
+    // scored p(unk), the closed-vocabulary convention of other toolkits).
+    auto nats = [&](std::span<const double> weights) {
+      return -mixture_log_likelihood(points, weights) * P;
+    };
     return {{"file", dev},
             {"tokens", points.size()},
+            {"mixed_nats", nats(lambdas)},
+            {"transformer_nats", nats(none)},
+            {"memory_nats", nats(alone)},
             {"perplexity", perplexity(lambdas)},
             {"transformer_perplexity", perplexity(none)},
             {"memory_perplexity", perplexity(alone)},

@@ -52,8 +52,9 @@ class Memory(unittest.TestCase):
             dev = f.read()
         with open(cls.dev, "w", encoding="utf-8") as f:
             f.write(wikitext(dev))
+        cls.tokens = os.path.join(cls.tmp, "train.tok")
         r = run("memory", "-m", cls.model, cls.train, "--order", "4", "--cutoffs", "1,2",
-                "--dev", cls.dev, "-f", "json")
+                "--dev", cls.dev, "-f", "json", "--tokens", cls.tokens)
         assert r.returncode == 0, r.stderr
         cls.summary = json.loads(r.stdout)
 
@@ -72,6 +73,14 @@ class Memory(unittest.TestCase):
         self.assertLess(s["orders"][2]["kept"], s["orders"][2]["distinct"])
         fit = s["fit"]
         self.assertEqual(len(fit["lambdas"]), 4 * 16)
+        # The nats per model token (no spelling) order as the perplexities do.
+        self.assertLess(fit["mixed_nats"], min(fit["transformer_nats"], fit["memory_nats"]))
+        # --tokens: the counted stream as words, a document a line; the
+        # unigrams it holds are the memory's (order 1 counts every token).
+        with open(self.tokens, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        self.assertEqual(sum(len(line.split()) for line in lines) + len(lines), s["tokens"])
+        self.assertTrue(lines[0].startswith("one day , a little girl"), lines[0][:40])
         self.assertTrue(all(0 <= x <= 1 for x in fit["lambdas"]))
         # The fitted mixture beats both of its parts on the text it was fitted on.
         self.assertLess(fit["perplexity"], fit["transformer_perplexity"])
