@@ -65,8 +65,9 @@ struct TrainCommand {
         ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}))
         ->capture_default_str();
     c.add_option("--norm-eps", o.model.norm_eps, "Norm epsilon")->capture_default_str();
-    c.add_option("--activation", activation, "gelu, relu or swiglu (gated: W_gate, W_in, W_out)")
-        ->check(CLI::IsMember({"gelu", "relu", "swiglu"}))
+    c.add_option("--activation", activation,
+                 "gelu, relu, relu2 (squared relu) or swiglu (gated: W_gate, W_in, W_out)")
+        ->check(CLI::IsMember({"gelu", "relu", "relu2", "swiglu"}))
         ->capture_default_str();
     c.add_option("--scale", scale, "Attention scale: sqrt_dk or none")
         ->check(CLI::IsMember({"sqrt_dk", "none"}))

@@ -337,6 +337,10 @@ void relu_forward(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+void relu2_forward(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] * x[i] : 0.0f;
+}
+
 void residual_forward(float* out, const float* X, const float* O, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = X[i] + O[i];
 }

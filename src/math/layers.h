@@ -108,6 +108,8 @@ void gelu_forward(float* x, size_t n);
 
 // x[n] = max(x, 0)
 void relu_forward(float* x, size_t n);
+// x = max(x, 0)^2: squared ReLU (So et al. 2021, Primer).
+void relu2_forward(float* x, size_t n);
 
 // out[n] = X[n] + O[n]: the residual connection around a block whose output
 // is O. `out` may be X.
@@ -197,6 +199,8 @@ void attention_backward(float* dQ, float* dK, float* dV, float* dS, const float*
 // dx[n] = dy[n] * act'(x[n]), x the input of the activation (in place on dy allowed)
 void gelu_backward(float* dx, const float* x, const float* dy, size_t n);
 void relu_backward(float* dx, const float* x, const float* dy, size_t n);
+// dx = dy 2 max(x, 0), x the input of relu2_forward.
+void relu2_backward(float* dx, const float* x, const float* dy, size_t n);
 
 // Through out = X + O:  dX[n] += d_out;  dO[n] += d_out
 void residual_backward(float* dX, float* dO, const float* d_out, size_t n);

@@ -201,4 +201,8 @@ void relu_backward(float* dx, const float* x, const float* dy, size_t n) {
   for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
 }
 
+void relu2_backward(float* dx, const float* x, const float* dy, size_t n) {
+  for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? 2.0f * x[i] * dy[i] : 0.0f;
+}
+
 }  // namespace nextword

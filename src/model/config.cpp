@@ -182,10 +182,12 @@ Config parse_config(const json& object, const std::string& file) {
   }
   const int no_ffn = 0;
   c.d_ff = in.integer("d_ff", 0, kMaxDimension, &no_ffn);
-  c.activation = in.choice<Activation>(
-      "activation",
-      {{"gelu", Activation::kGelu}, {"relu", Activation::kRelu}, {"swiglu", Activation::kSwiglu}},
-      Activation::kGelu);
+  c.activation = in.choice<Activation>("activation",
+                                       {{"gelu", Activation::kGelu},
+                                        {"relu", Activation::kRelu},
+                                        {"swiglu", Activation::kSwiglu},
+                                        {"relu2", Activation::kRelu2}},
+                                       Activation::kGelu);
   c.max_len = in.integer("max_len", 1, kMaxDimension, nullptr);
   c.positional = in.choice<Positional>("positional",
                                        {{"none", Positional::kNone},
@@ -267,6 +269,7 @@ const char* to_string(Norm n) {
 const char* to_string(Activation a) {
   switch (a) {
     case Activation::kRelu: return "relu";
+    case Activation::kRelu2: return "relu2";
     case Activation::kSwiglu: return "swiglu";
     case Activation::kGelu: break;
   }

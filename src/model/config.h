@@ -15,7 +15,7 @@ namespace nextword {
 
 enum class Positional { kNone, kLearned, kSinusoidal, kRope };
 enum class Norm { kNone, kLayerNorm, kRmsNorm };
-enum class Activation { kGelu, kRelu, kSwiglu };
+enum class Activation { kGelu, kRelu, kSwiglu, kRelu2 };
 enum class Scale { kSqrtDk, kNone };
 
 struct Config {

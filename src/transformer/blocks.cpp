@@ -216,6 +216,10 @@ void ffn_block_forward(const Config& c, const LayerWeights& w, int l, int N, Lay
       std::copy(a.H_pre.begin(), a.H_pre.end(), a.H.begin());
       relu_forward(a.H.data(), a.H.size());
       break;
+    case Activation::kRelu2:
+      std::copy(a.H_pre.begin(), a.H_pre.end(), a.H.begin());
+      relu2_forward(a.H.data(), a.H.size());
+      break;
   }
   // F = drop(H W_out + b_out); X_out = X_mid + F
   matmul_forward(F, a.H.data(), w.w_out, w.b_out, N, c.d_ff, d);
@@ -253,6 +257,9 @@ void ffn_block_backward(const Config& c, const LayerWeights& w, const Gradients&
       break;
     case Activation::kRelu:
       relu_backward(g.dH.data(), a.H_pre.data(), g.dH.data(), g.dH.size());
+      break;
+    case Activation::kRelu2:
+      relu2_backward(g.dH.data(), a.H_pre.data(), g.dH.data(), g.dH.size());
       break;
   }
   matmul_backward(g.dU.data(), G.of(w.w_in), G.of(w.b_in), g.dH.data(), U, w.w_in, N, d, c.d_ff);

@@ -23,8 +23,8 @@ namespace {
 constexpr int kWords = 12;
 
 const nextword::Vocabulary& vocabulary() {
-  static const nextword::Vocabulary vocab(std::vector<std::string>{
-      "<unk>", "<bos>", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"});
+  static const nextword::Vocabulary vocab(
+      std::vector<std::string>{"<unk>", "<bos>", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"});
   return vocab;
 }
 

@@ -194,6 +194,8 @@ def run(model, ids):
             else:
                 pre = acts[n + "mlp.hook_pre"] = linear(u2, p + "ffn.w_in", p + "ffn.b_in")
                 post = torch.clamp(pre, min=0)
+                if c["activation"] == "relu2":  # squared relu (issue 49)
+                    post = post * post
             acts[n + "mlp.hook_post"] = post
             mlp_out = acts[n + "hook_mlp_out"] = linear(post, p + "ffn.w_out", p + "ffn.b_out")
             x = mid + mlp_out if c["residual"] else mlp_out

@@ -204,6 +204,8 @@ class Model:
             H = F.silu(self.linear(U, p + "ffn.w_gate", p + "ffn.b_gate")) * H
         elif c["activation"] == "gelu":
             H = F.gelu(H, approximate="tanh")
+        elif c["activation"] == "relu2":  # squared relu (issue 49)
+            H = F.relu(H) ** 2
         else:
             H = F.relu(H)
         Fo = self.linear(H, p + "ffn.w_out", p + "ffn.b_out")

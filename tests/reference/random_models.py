@@ -126,6 +126,10 @@ def random_model(seed, modern=False, adaptive=False, grouped=False):
             c["d_k"] += c["d_k"] % 2  # rotary positions turn pairs of columns
             if extra.random() < 0.5:
                 c["rope_theta"] = extra.choice([10.0, 100.0, 500000.0])
+        # Squared relu (issue 49) in place of relu or gelu, from a stream of
+        # its own, so that no other draw changes.
+        if c["activation"] in ("relu", "gelu") and random.Random(seed * 15485863 + 49).random() < 0.6:
+            c["activation"] = "relu2"
         c["_modern"] = True
     if grouped and n_layers > 0:
         extra = random.Random(seed * 7919 + 5)
