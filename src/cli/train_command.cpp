@@ -139,6 +139,8 @@ struct TrainCommand {
         ->capture_default_str();
     c.add_option("--temperature", o.temperature, "With --teacher: tau, softening both")
         ->capture_default_str();
+    c.add_flag("--zero-init-projections", o.zero_init_projections,
+               "Start the projections into the residual stream (w_o, w_out) at zero");
     c.add_option("--init-std", o.init_std, "Standard deviation of the initial weights")
         ->capture_default_str();
     c.add_option("--val-fraction", o.val_fraction, "Share of the text held out for validation")

@@ -60,6 +60,7 @@ void visit_options(Options& o, Field field) {
   field("teacher_weight", o.teacher_weight);
   field("temperature", o.temperature);
   field("init_std", o.init_std);
+  field("zero_init_projections", o.zero_init_projections);
   field("val_fraction", o.val_fraction);
   field("eval_every", o.eval_every);
   field("log_every", o.log_every);
@@ -82,10 +83,12 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
   visit_options(o, [&j](const char* name, auto& value) {
     // Checkpoints written before issue 24 have none of its options: theirs
     // were the defaults (feed-forward biases trained, no teacher).
-    // Nor those of issue 49 (their defaults: cosine, no start from a model).
+    // Nor those of issue 49 (their defaults: cosine, no start from a model,
+    // AdamW, GPT-2's initialization).
     static const std::set<std::string_view> added{
-        "ffn_bias",         "teacher", "teacher_weight", "temperature",    "bf16",
-        "document_windows", "shuffle", "schedule",       "decay_fraction", "init_from"};
+        "ffn_bias",         "teacher", "teacher_weight", "temperature",          "bf16",
+        "document_windows", "shuffle", "schedule",       "decay_fraction",       "init_from",
+        "optimizer",        "muon_lr", "muon_momentum",  "zero_init_projections"};
     if (added.count(name) != 0 && !j.contains(name)) return;
     j.at(name).get_to(value);
   });

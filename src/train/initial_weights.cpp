@@ -23,7 +23,14 @@ void initialize(Weights& w, const TrainOptions& o, const Config& c) {
     switch (spec.role) {
       case TensorRole::kGain: std::fill(data, data + n, 1.0f); continue;
       case TensorRole::kBias: std::fill(data, data + n, 0.0f); continue;
-      case TensorRole::kResidualProjection: std /= std::sqrt(2.0 * std::max(c.n_layers, 1)); break;
+      case TensorRole::kResidualProjection:
+        if (o.zero_init_projections) {
+          std::fill(data, data + n, 0.0f);
+          counter += n;  // the other tensors draw what they drew before
+          continue;
+        }
+        std /= std::sqrt(2.0 * std::max(c.n_layers, 1));
+        break;
       case TensorRole::kMatrix: break;
     }
     for (size_t i = 0; i < n; ++i, ++counter) {

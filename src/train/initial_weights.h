@@ -11,7 +11,8 @@ namespace nextword {
 
 // GPT-2's initialization, by each tensor's role (TensorRole): matrices
 // N(0, init_std), the projections that feed the residual stream scaled by
-// 1/sqrt(2 L), norm gains 1, biases 0. A pure function of the seed.
+// 1/sqrt(2 L) (or 0 with zero_init_projections), norm gains 1, biases 0. A
+// pure function of the seed.
 void initialize(Weights& w, const TrainOptions& o, const Config& c);
 
 // --init-from's model (its F16 or BF16 widened as at load), without its

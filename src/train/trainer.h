@@ -70,6 +70,9 @@ struct TrainOptions {
   float teacher_weight = 0.5f;
   float temperature = 2.0f;
   float init_std = 0.02f;
+  // The projections into the residual stream (w_o, w_out) start at zero, so
+  // that every block starts as the identity (modded-nanogpt's recipe).
+  bool zero_init_projections = false;
   double val_fraction = 0.05;
   int eval_every = 200;  // steps between validation losses (0: only at the end)
   int log_every = 10;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -90,4 +91,26 @@ TEST_CASE("a missing or damaged checkpoint is refused, naming the file and field
   tmp.write("run/checkpoint.json", j.dump());
   CHECK_THAT(model_error_of([&] { Checkpoint{o.out_dir}; }),
              Catch::StartsWith(file + ": not a valid checkpoint: "));
+}
+
+TEST_CASE("a checkpoint written before issue 49's options resumes with their defaults", "[train]") {
+  const TinyText text;
+  TrainOptions o = tiny_options(text.path, text.dir + "/old");
+  o.steps = 3;
+  train(o, {});
+  // Its options as an older nextword wrote them: without issue 49's.
+  const std::string path = text.dir + "/old/checkpoint.json";
+  nlohmann::json j = nlohmann::json::parse(slurp(path));
+  nlohmann::json& options = j.contains("options") ? j["options"] : j;
+  for (const char* name : {"schedule", "decay_fraction", "init_from", "optimizer", "muon_lr",
+                           "muon_momentum", "zero_init_projections"}) {
+    REQUIRE(options.contains(name));
+    options.erase(name);
+  }
+  {
+    std::ofstream out(path);
+    out << j.dump();
+  }
+  const TrainSummary resumed = resume_training(text.dir + "/old", {}, std::nullopt, 5);
+  CHECK(resumed.steps_done == 5);
 }
