@@ -52,9 +52,12 @@ std::array<double, 3> discounts_of(const std::vector<uint32_t>& counts) {
   const double Y = n[1] / (n[1] + 2 * n[2]);
   std::array<double, 3> D = {1 - 2 * Y * n[2] / n[1], 2 - 3 * Y * n[3] / n[2],
                              3 - 4 * Y * n[4] / n[3]};
+  // A discount that is undefined, not positive or above its count (a small
+  // or odd text) is KenLM's fallback: 0.5, 1, 1.5. It must stay positive,
+  // or a context would leave nothing to the words it never saw.
   for (size_t i = 0; i < 3; ++i) {
-    const double most = static_cast<double>(i + 1);
-    D[i] = std::isfinite(D[i]) ? std::clamp(D[i], 0.0, most) : most / 2;
+    const double count = static_cast<double>(i + 1);
+    if (!(D[i] > 0 && D[i] <= count)) D[i] = count / 2;
   }
   return D;
 }

@@ -8,8 +8,9 @@
 // the k-gram (Kneser-Ney's N1+(. x)). Each order's discounts D1, D2 and D3+
 // come from the count-of-counts n1 .. n4 of those counts:
 //   Y = n1 / (n1 + 2 n2),  D1 = 1 - 2Y n2/n1,  D2 = 2 - 3Y n3/n2,  D3+ = 3 - 4Y n4/n3
-// (a D that comes out undefined is 0.5, 1 or 1.5; one outside [0, c] is
-// clamped into it). An n-gram h w of order k >= 2 gets the share
+// (a D that comes out undefined, not positive or above its count c is 0.5,
+// 1 or 1.5, so that every context leaves something to the words it never
+// saw). An n-gram h w of order k >= 2 gets the share
 //   a(h w) = (c(h w) - D(c(h w))) / sum_v c(h v),
 // and a word w at order 1 gets p1(w) = a(w) + gamma / V, gamma = 1 - sum a:
 // the interpolation with the uniform distribution. Pruning keeps an n-gram

@@ -75,7 +75,7 @@ struct PlainKneserNey {
                                  2 - 3 * Y * counts[3] / counts[2],
                                  3 - 4 * Y * counts[4] / counts[3]};
       for (int i = 0; i < 3; ++i)
-        D[i] = std::isfinite(D[i]) ? std::clamp(D[i], 0.0, i + 1.0) : (i + 1) / 2.0;
+        if (!(D[i] > 0 && D[i] <= i + 1.0)) D[i] = (i + 1) / 2.0;
       discounts[k] = D;
     }
   }
