@@ -181,13 +181,13 @@ TEST_CASE("Memory: the trie against the formulas written plainly, on random text
     options.order = order;
     options.cutoffs = cutoffs;
     const auto m = load(build_memory(text, vocab, options), vocab);
-    const PlainKneserNey plain(text, order, V, [&] {
-      std::vector<uint32_t> c{1};
-      for (int k = 2; k <= kMemoryMaxOrder; ++k) {
-        c.push_back(cutoffs.empty() ? 1 : cutoffs[std::min<size_t>(k - 2, cutoffs.size() - 1)]);
-      }
-      return c;
-    }());
+    // Each order's cutoff, index k - 1 (a loop, not a lambda: clang 14 cannot
+    // capture the structured binding).
+    std::vector<uint32_t> each{1};
+    for (int k = 2; k <= kMemoryMaxOrder; ++k) {
+      each.push_back(cutoffs.empty() ? 1 : cutoffs[std::min<size_t>(k - 2, cutoffs.size() - 1)]);
+    }
+    const PlainKneserNey plain(text, order, V, each);
     std::vector<double> dist(static_cast<size_t>(V));
     for (int trial = 0; trial < 30; ++trial) {
       // Contexts from the text (so that long ones are found) and at random.
