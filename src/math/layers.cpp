@@ -210,13 +210,12 @@ NEXTWORD_VECTOR_CLONES double exact_log_sum_exp(const float* x, int n) {
   return m + std::log(sum);
 }
 
-NEXTWORD_VECTOR_CLONES void exp_mix_row(float* x, int n, double shift, float keep, const float* u,
-                                        float base) {
-  // e^(x - shift) = e^((x - max) - (shift - max)): both parts small near
-  // the largest logit, where the float subtraction matters.
+NEXTWORD_VECTOR_CLONES void softmax_mix_row(float* x, int n, float keep, const float* u,
+                                            float base) {
   const float max = max_of(x, n);
-  const auto rest = static_cast<float>(shift - static_cast<double>(max));
-  for (int j = 0; j < n; ++j) x[j] = keep * fast_exp((x[j] - max) - rest) + base * u[j];
+  for (int j = 0; j < n; ++j) x[j] = fast_exp(x[j] - max);
+  const auto scale = static_cast<float>(keep / sum_of(x, n));
+  for (int j = 0; j < n; ++j) x[j] = scale * x[j] + base * u[j];
 }
 
 NEXTWORD_VECTOR_CLONES void log_row(float* x, int n) {

@@ -67,9 +67,9 @@ double log_sum_exp(const float* x, int n);
 // The same in double throughout (exact_exp): to about 1e-15, where
 // log_sum_exp's float exponentials hold to about 1e-7.
 double exact_log_sum_exp(const float* x, int n);
-// x[i] = keep e^(x[i] - shift) + base u[i]: a softmax (shift its log
-// normalizer) weighted and added to another distribution u, in floats.
-void exp_mix_row(float* x, int n, double shift, float keep, const float* u, float base);
+// x[i] = keep softmax(x)[i] + base u[i]: a softmax weighted and added to
+// another distribution u, in floats (one exp a logit).
+void softmax_mix_row(float* x, int n, float keep, const float* u, float base);
 // x[i] = ln x[i] (fast_log: -FLT_MAX for 0).
 void log_row(float* x, int n);
 

@@ -12,7 +12,6 @@ MixedRow mixed_row(const Memory& memory, std::span<const int> context,
   MixedRow row;
   row.context = memory.find(context);
   row.lambda = memory.lambda(row.context);
-  row.log_normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   if (exact) {
     row.exact_log_normalizer = exact_log_sum_exp(logits.data(), static_cast<int>(logits.size()));
   }
@@ -29,9 +28,8 @@ double mixed_log_probability(const Memory& memory, const MixedRow& row,
 
 void write_mixed_logits(const Memory& memory, const MixedRow& row, std::span<float> logits) {
   const auto V = static_cast<int>(logits.size());
-  exp_mix_row(logits.data(), V, row.log_normalizer, static_cast<float>(1 - row.lambda),
-              memory.unigram().data(),
-              static_cast<float>(row.lambda * memory.unigram_weight(row.context)));
+  softmax_mix_row(logits.data(), V, static_cast<float>(1 - row.lambda), memory.unigram().data(),
+                  static_cast<float>(row.lambda * memory.unigram_weight(row.context)));
   memory.for_each_share(row.context, [&](int w, double weight) {
     logits[static_cast<size_t>(w)] += static_cast<float>(row.lambda * weight);
   });

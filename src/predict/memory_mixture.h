@@ -24,8 +24,7 @@ namespace nextword {
 struct MixedRow {
   MemoryContext context;
   double lambda = 0;
-  double log_normalizer = 0;        // ln sum_w e^(logit_w) (math/layers.h's log_sum_exp)
-  double exact_log_normalizer = 0;  // the same with exp in double, when asked for
+  double exact_log_normalizer = 0;  // ln sum_w e^(logit_w) in double, when asked for
 };
 
 // `context`: the tokens before the predicted one (the last n - 1 matter).
