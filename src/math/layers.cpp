@@ -210,16 +210,15 @@ NEXTWORD_VECTOR_CLONES double exact_log_sum_exp(const float* x, int n) {
   return m + std::log(sum);
 }
 
-NEXTWORD_VECTOR_CLONES void softmax_mix_row(float* x, int n, float keep, const float* u,
-                                            float base) {
+NEXTWORD_VECTOR_CLONES double exp_sum_row(float* x, int n) {
   const float max = max_of(x, n);
   for (int j = 0; j < n; ++j) x[j] = fast_exp(x[j] - max);
-  const auto scale = static_cast<float>(keep / sum_of(x, n));
-  for (int j = 0; j < n; ++j) x[j] = scale * x[j] + base * u[j];
+  return sum_of(x, n);
 }
 
-NEXTWORD_VECTOR_CLONES void log_row(float* x, int n) {
-  for (int j = 0; j < n; ++j) x[j] = fast_log(x[j]);
+NEXTWORD_VECTOR_CLONES void scale_add_log_row(float* x, int n, float scale, const float* u,
+                                              float base) {
+  for (int j = 0; j < n; ++j) x[j] = fast_log(scale * x[j] + base * u[j]);
 }
 
 NEXTWORD_VECTOR_CLONES double softmax_forward(float* row, int n) {

@@ -67,11 +67,11 @@ double log_sum_exp(const float* x, int n);
 // The same in double throughout (exact_exp): to about 1e-15, where
 // log_sum_exp's float exponentials hold to about 1e-7.
 double exact_log_sum_exp(const float* x, int n);
-// x[i] = keep softmax(x)[i] + base u[i]: a softmax weighted and added to
-// another distribution u, in floats (one exp a logit).
-void softmax_mix_row(float* x, int n, float keep, const float* u, float base);
-// x[i] = ln x[i] (fast_log: -FLT_MAX for 0).
-void log_row(float* x, int n);
+// x[i] = e^(x[i] - max x); returns their sum (in double, sum_of's order).
+double exp_sum_row(float* x, int n);
+// x[i] = ln(scale x[i] + base u[i]) (fast_log: -FLT_MAX for 0): with
+// exp_sum_row, ln of a softmax weighted and added to another distribution u.
+void scale_add_log_row(float* x, int n, float scale, const float* u, float base);
 
 // Scaled dot-product attention for every head (h heads, row-major), query
 // head i reading key/value head i / (h / kv) (grouped-query attention when

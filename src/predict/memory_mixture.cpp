@@ -27,13 +27,23 @@ double mixed_log_probability(const Memory& memory, const MixedRow& row,
 }
 
 void write_mixed_logits(const Memory& memory, const MixedRow& row, std::span<float> logits) {
+  // Three passes over the vocabulary: the exponentials and their sum S, then
+  // ln((1 - lambda)/S e + lambda base u) at once, the memory's n-gram shares
+  // added to e beforehand (times S / (1 - lambda), which that scale undoes).
   const auto V = static_cast<int>(logits.size());
-  softmax_mix_row(logits.data(), V, static_cast<float>(1 - row.lambda), memory.unigram().data(),
-                  static_cast<float>(row.lambda * memory.unigram_weight(row.context)));
+  const double keep = 1 - row.lambda;
+  double scale = 1;
+  if (keep > 0) {
+    scale = keep / exp_sum_row(logits.data(), V);
+  } else {
+    std::fill(logits.begin(), logits.end(), 0.0f);  // lambda 1: the memory alone
+  }
+  const double shares = row.lambda / scale;
   memory.for_each_share(row.context, [&](int w, double weight) {
-    logits[static_cast<size_t>(w)] += static_cast<float>(row.lambda * weight);
+    logits[static_cast<size_t>(w)] += static_cast<float>(shares * weight);
   });
-  log_row(logits.data(), V);
+  scale_add_log_row(logits.data(), V, static_cast<float>(scale), memory.unigram().data(),
+                    static_cast<float>(row.lambda * memory.unigram_weight(row.context)));
 }
 
 double mix_memory(const Model& model, std::span<const int> context, std::span<float> logits) {

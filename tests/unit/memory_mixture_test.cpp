@@ -83,6 +83,25 @@ TEST_CASE("Mixture: sums to 1 over every word, and its logits are its probabilit
   }
 }
 
+TEST_CASE("Mixture: lambda 1 and 0 give the memory and the transformer alone", "[memory]") {
+  const Model m = model_with_memory(3, 21);
+  const std::vector<int> context = {4, 5, 6};
+  std::vector<float> logits(40);
+  for (size_t w = 0; w < logits.size(); ++w) logits[w] = 0.1f * static_cast<float>(w % 7);
+  for (const double lambda : {0.0, 1.0}) {
+    MixedRow row = mixed_row(*m.memory, context, logits, true);
+    row.lambda = lambda;
+    std::vector<float> mixed = logits;
+    write_mixed_logits(*m.memory, row, mixed);
+    for (int w = 0; w < 40; ++w) {
+      const double want = lambda == 1 ? std::log(m.memory->probability(row.context, w))
+                                      : static_cast<double>(logits[static_cast<size_t>(w)]) -
+                                            row.exact_log_normalizer;
+      CHECK(mixed[static_cast<size_t>(w)] == Approx(want).margin(2e-5));
+    }
+  }
+}
+
 TEST_CASE("Mixture: the predictor mixes; a model without a memory is as before", "[memory]") {
   Model m = model_with_memory(3, 3);
   Predictor with(m);
