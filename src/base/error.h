@@ -40,4 +40,6 @@ inline Error model_error(const std::string& file, const std::string& field,
 
 inline Error input_error(const std::string& what) { return Error(ExitCode::kInput, what); }
 
+inline Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
+
 }  // namespace nextword

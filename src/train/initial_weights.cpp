@@ -7,12 +7,6 @@
 #include "base/random.h"
 
 namespace nextword {
-namespace {
-
-Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
-
-}  // namespace
-
 void initialize(Weights& w, const TrainOptions& o, const Config& c) {
   uint64_t counter = 0;
   for (size_t t = 0; t < w.tensors().size(); ++t) {

@@ -26,8 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Error usage_error(const std::string& what) { return Error(ExitCode::kUsage, what); }
-
 }  // namespace
 
 void check_options(const TrainOptions& o) {
