@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,7 +67,8 @@ constexpr size_t kMemoryHeaderBytes = 384;
 MemoryLayout memory_layout(const MemoryHeader& header);
 
 // FNV-1a (64 bits) over the vocabulary's words, each followed by '\n', in id
-// order: a memory counted with another vocabulary is refused.
+// order, taken eight bytes at a time (little-endian, the last zero-padded):
+// a memory counted with another vocabulary is refused.
 uint64_t memory_vocab_hash(const Vocabulary& vocab);
 
 // The header's bytes, for the writer (train/ngram_memory.h).
@@ -85,6 +87,8 @@ struct MemoryContext {
   // weight gamma its successors leave to the shorter contexts.
   std::array<uint64_t, kMemoryMaxOrder> begin{}, end{};
   std::array<double, kMemoryMaxOrder> gamma{};
+  // The largest share among them (a bound for a caller that skips them).
+  std::array<double, kMemoryMaxOrder> most{};
   // G_j = product of gamma_i over i > j (G_0: over every i), what a share
   // found under context j is multiplied by.
   std::array<double, kMemoryMaxOrder> scale{};
@@ -106,12 +110,14 @@ class Memory {
   size_t file_bytes() const;
   std::string_view bytes() const { return {bytes_, layout_.size}; }
 
-  // The nodes of the last n - 1 tokens of `context` (all of it when shorter).
-  MemoryContext find(std::span<const int> context) const;
-  // p(w | context) for one word.
+  // The nodes of the last n - 1 tokens of `context` (all of it when shorter),
+  // and with `weigh` their gammas and scales (else for_each_share sets them:
+  // the weights of every order come from one walk over their successors).
+  MemoryContext find(std::span<const int> context, bool weigh = true) const;
+  // p(w | context) for one word (a context found with its weights).
   double probability(const MemoryContext& context, int word) const;
   // p(. | context) for every word: out[V], which sums to 1.
-  void distribution(const MemoryContext& context, std::span<double> out) const;
+  void distribution(MemoryContext context, std::span<double> out) const;
   // distribution() in two parts, for a caller that adds them in its own
   // precision: p(w | context) = unigram_weight x unigram()[w] + the sum of
   // weight over each (word, weight) that for_each_share gives for w.
@@ -119,18 +125,44 @@ class Memory {
     return {reinterpret_cast<const float*>(bytes_ + layout_.unigram),
             static_cast<size_t>(header_.vocab_size)};
   }
+  // The kTopUnigrams words of highest unigram(), best first (ties: lower
+  // id first), for a caller that bounds the words it leaves unscored.
+  static constexpr int kTopUnigrams = 16;
+  std::span<const int> top_unigrams() const;
   double unigram_weight(const MemoryContext& context) const {
     return context.scale[0] / unigram_total_;
   }
+  // Gives each stored share with the weight it has in p(w | context), the
+  // longest context first: its shares are summed as they are given, and
+  // the gamma they leave scales the shorter contexts' (context's gammas and
+  // scales are set on the way, so unigram_weight holds after it).
   template <class Add>  // add(int word, double weight)
-  void for_each_share(const MemoryContext& context, Add add) const {
-    for (int j = 1; j < header_.order; ++j) {
+  void for_each_share(MemoryContext& context, Add add) const {
+    double scale = 1;
+    for (int j = header_.order - 1; j >= 1; --j) {
       const auto J = static_cast<size_t>(j);
+      context.scale[J] = scale;
       if (context.node[J] < 0) continue;
-      for (uint64_t i = context.begin[J]; i < context.end[J]; ++i) {
-        const int w = word_at(j + 1, i);
-        if (w < header_.vocab_size) add(w, context.scale[J] * share_at(j + 1, i));
-      }
+      const double kept = walk_shares(
+          j + 1, context.begin[J], context.end[J],
+          [&](int w, double s) {
+            if (w < header_.vocab_size) add(w, scale * s);
+          },
+          context.most[J]);
+      context.gamma[J] = std::max(0.0, 1 - kept);
+      scale *= context.gamma[J];
+    }
+    context.scale[0] = scale;
+  }
+  // The successors stored under the context's node of length j, as
+  // visit(word, share): the shares as stored, not yet weighted.
+  template <class Visit>
+  void for_each_stored(const MemoryContext& context, int j, Visit visit) const {
+    const auto J = static_cast<size_t>(j);
+    if (j < 1 || j >= header_.order || context.node[J] < 0) return;
+    for (uint64_t i = context.begin[J]; i < context.end[J]; ++i) {
+      const int w = word_at(j + 1, i);
+      if (w < header_.vocab_size) visit(w, share_at(j + 1, i));
     }
   }
   // The mixture's weight for a context.
@@ -155,7 +187,41 @@ class Memory {
     return s > 0 && s <= 1 ? static_cast<double>(s) : 0.0;
   }
   void children_of(int k, int64_t node, uint64_t& begin, uint64_t& end) const;
+  // Visits order k's entries [begin, end) as visit(word, share) and returns
+  // the sum of their shares (in eight running sums added in a fixed order),
+  // their largest in `most`. With nothing to visit, a loop that vectorizes:
+  // a frequent word's successors are tens of thousands.
+  template <class Visit>
+  double walk_shares(int k, uint64_t begin, uint64_t end, Visit visit, double& most) const {
+    constexpr int kLanes = 8;
+    double lane[kLanes] = {}, top[kLanes] = {};
+    uint64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        const uint64_t at = i + static_cast<uint64_t>(l);
+        const double s = share_at(k, at);
+        lane[l] += s;
+        top[l] = s > top[l] ? s : top[l];
+        visit(word_at(k, at), s);
+      }
+    }
+    double total = 0;
+    most = 0;
+    for (; i < end; ++i) {
+      const double s = share_at(k, i);
+      total += s;
+      most = s > most ? s : most;
+      visit(word_at(k, i), s);
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      total += lane[l];
+      most = top[l] > most ? top[l] : most;
+    }
+    return total;
+  }
 
+  mutable std::once_flag top_unigrams_once_;
+  mutable std::vector<int> top_unigrams_;
   std::shared_ptr<FileBytes> file_;
   std::string copy_;  // the bytes, when the file's were not 8-byte aligned
   const char* bytes_ = nullptr;

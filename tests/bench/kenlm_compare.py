@@ -109,11 +109,12 @@ def align8(offset):
 
 
 def fnv1a_64(words):
+    """FORMAT.md's vocab_hash: FNV-1a over the words and newlines, eight bytes a step."""
+    data = b"".join(word.encode("utf-8") + b"\n" for word in words)
+    data += b"\0" * (-len(data) % 8)
     h = 14695981039346656037
-    for word in words:
-        for byte in word.encode("utf-8") + b"\n":
-            h ^= byte
-            h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    for (chunk,) in struct.iter_unpack("<Q", data):
+        h = ((h ^ chunk) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h
 
 

@@ -210,6 +210,19 @@ TEST_CASE("Memory: the trie against the formulas written plainly, on random text
   }
 }
 
+TEST_CASE("Memory: the vocabulary's hash, worked by hand", "[memory]") {
+  // "<unk>\nhello\n" in two little-endian words, the second zero-padded:
+  // 0x65680a3e6b6e753c and 0x000000000a6f6c6c, each XORed into FNV-1a's
+  // offset basis and multiplied by its prime, modulo 2^64.
+  const uint64_t prime = 1099511628211ull;
+  uint64_t h = 14695981039346656037ull;
+  h = (h ^ 0x65680a3e6b6e753cull) * prime;
+  h = (h ^ 0x000000000a6f6c6cull) * prime;
+  CHECK(h == 0xc7a8bbc8ecf18715ull);  // the same, from Python's integers
+  CHECK(memory_vocab_hash(Vocabulary(std::vector<std::string>{"<unk>", "hello"})) == h);
+  CHECK(memory_vocab_hash(Vocabulary(std::vector<std::string>{"<unk>", "hellp"})) != h);
+}
+
 TEST_CASE("Memory: a bad or truncated file is one error naming the field", "[memory]") {
   const Vocabulary vocab = vocabulary(6);
   MemoryOptions options;
