@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/random.h"
+#include "predict/memory_mixture.h"
 #include "predict/ranking.h"
 
 namespace nextword {
@@ -54,9 +55,16 @@ int choose_next(const Model& model, const float* logits, const GenerateOptions& 
 std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOptions& o,
                           const std::function<bool(int id)>& on_word) {
   const Model& model = predictor.model();
+  // Greedy with a memory: the transformer's logits, and the mixture's best
+  // word from them (memory_mixture.h), not the whole mixed row.
+  const bool mixed_greedy =
+      o.temperature <= 0.0f && !model.subword && model.memory != nullptr && predictor.mixing();
+  const MixingOff unmixed(predictor, mixed_greedy);
   std::vector<int> words;
   for (int step = 0; step < o.max_words; ++step) {
-    const float* logits = predictor.next_logits(growing_window(model, input)).data();
+    const Encoded window = growing_window(model, input);
+    const std::span<const float> row = predictor.next_logits(window);
+    const float* logits = row.data();
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
         uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
@@ -66,7 +74,9 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
         std::max_element(logits, logits + model.config.vocab_size) - logits == model.bos_id) {
       break;
     }
-    const int id = choose_next(model, logits, o, uniform);
+    const int id = mixed_greedy
+                       ? mixed_argmax(model, window.ids, row, predictor.logits_normalized())
+                       : choose_next(model, logits, o, uniform);
     words.push_back(id);
     input.ids.push_back(id);
     input.tokens.emplace_back(model.vocab.word(id));

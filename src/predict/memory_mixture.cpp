@@ -4,13 +4,16 @@
 #include <cmath>
 
 #include "math/layers.h"
+#include "predict/ranking.h"
 
 namespace nextword {
 
 MixedRow mixed_row(const Memory& memory, std::span<const int> context,
                    std::span<const float> logits, bool exact) {
   MixedRow row;
-  row.context = memory.find(context);
+  // The exact path reads single probabilities (weights first); the float
+  // path weighs the context as it adds its shares.
+  row.context = memory.find(context, exact);
   row.lambda = memory.lambda(row.context);
   if (exact) {
     row.exact_log_normalizer = exact_log_sum_exp(logits.data(), static_cast<int>(logits.size()));
@@ -39,11 +42,12 @@ void write_mixed_logits(const Memory& memory, const MixedRow& row, std::span<flo
     std::fill(logits.begin(), logits.end(), 0.0f);  // lambda 1: the memory alone
   }
   const double shares = row.lambda / scale;
-  memory.for_each_share(row.context, [&](int w, double weight) {
+  MemoryContext c = row.context;
+  memory.for_each_share(c, [&](int w, double weight) {
     logits[static_cast<size_t>(w)] += static_cast<float>(shares * weight);
   });
   scale_add_log_row(logits.data(), V, static_cast<float>(scale), memory.unigram().data(),
-                    static_cast<float>(row.lambda * memory.unigram_weight(row.context)));
+                    static_cast<float>(row.lambda * memory.unigram_weight(c)));
 }
 
 double mix_memory(const Model& model, std::span<const int> context, std::span<float> logits) {
@@ -51,6 +55,80 @@ double mix_memory(const Model& model, std::span<const int> context, std::span<fl
   const MixedRow row = mixed_row(*model.memory, context, logits);
   write_mixed_logits(*model.memory, row, logits);
   return row.lambda;
+}
+
+void MixtureParts::set(const Memory& memory, std::span<const int> context,
+                       std::span<const float> logits, bool normalized) {
+  const auto V = static_cast<int>(logits.size());
+  log_normalizer = normalized ? 0 : exact_log_sum_exp(logits.data(), V);
+  MemoryContext c = memory.find(context, false);
+  const double lambda = memory.lambda(c);
+  keep = 1 - lambda;
+  memory_part.assign(static_cast<size_t>(V), 0.0f);
+  memory.for_each_share(c, [&](int w, double weight) {
+    memory_part[static_cast<size_t>(w)] += static_cast<float>(lambda * weight);
+  });
+  const auto base = static_cast<float>(lambda * memory.unigram_weight(c));
+  const float* u = memory.unigram().data();
+  float* part = memory_part.data();
+  for (int w = 0; w < V; ++w) part[w] += base * u[w];
+}
+
+int mixed_argmax(const Model& model, std::span<const int> context, std::span<const float> logits,
+                 bool normalized) {
+  const Memory& memory = *model.memory;
+  const auto V = static_cast<int>(logits.size());
+  const double log_normalizer = normalized ? 0 : exact_log_sum_exp(logits.data(), V);
+  const MemoryContext c = memory.find(context);  // its weights, and each order's largest share
+  const double lambda = memory.lambda(c), keep = 1 - lambda;
+  auto transformer = [&](int w) {
+    return keep * std::exp(static_cast<double>(logits[static_cast<size_t>(w)]) - log_normalizer);
+  };
+  int best = -1;
+  double best_p = -1;
+  auto consider = [&](int w) {
+    if (model.is_special(w)) return;
+    const double p = transformer(w) + lambda * memory.probability(c, w);
+    if (p > best_p || (p == best_p && w < best)) {
+      best = w;
+      best_p = p;
+    }
+  };
+  thread_local std::vector<int> top;
+  rank_top(model, logits.data(), kMixedTop, top);
+  for (const int w : top) consider(w);
+  for (const int w : memory.top_unigrams()) consider(w);
+  // Bounds on the words not scored yet: a transformer part of at most top's
+  // last, a unigram part of at most the kTopUnigrams-th (the largest for a
+  // word stored under a context), each order's share at most its largest.
+  const bool all_top = static_cast<int>(top.size()) < kMixedTop;
+  const double rest_transformer = all_top ? 0 : transformer(top.back());
+  const double base = lambda * memory.unigram_weight(c);
+  const std::span<const float> u = memory.unigram();
+  const std::span<const int> top_u = memory.top_unigrams();
+  const double rest_unigram =
+      static_cast<int>(top_u.size()) < Memory::kTopUnigrams ? 0 : base * u[top_u.back()];
+  const double max_unigram = top_u.empty() ? 0 : base * u[top_u.front()];
+  double stored_most = 0;
+  for (int j = 1; j < memory.order(); ++j) {
+    if (c.node[j] >= 0) stored_most += lambda * c.scale[j] * c.most[j];
+  }
+  for (int j = 1; j < memory.order(); ++j) {
+    if (c.node[j] < 0 || rest_transformer + max_unigram + stored_most < best_p) continue;
+    memory.for_each_stored(c, j, [&](int w, double share) {
+      const double others = stored_most - lambda * c.scale[j] * c.most[j];
+      if (rest_transformer + base * u[w] + lambda * c.scale[j] * share + others >= best_p) {
+        consider(w);
+      }
+    });
+  }
+  if (all_top || rest_transformer + rest_unigram < best_p) return best;
+  // A word none of the above scored could still win: the whole row.
+  thread_local std::vector<float> row;
+  row.assign(logits.begin(), logits.end());
+  mix_memory(model, context, row);
+  rank_top(model, row.data(), 1, top);
+  return top.empty() ? -1 : top.front();
 }
 
 namespace {

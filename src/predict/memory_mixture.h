@@ -11,6 +11,7 @@
 // without a memory (or loaded with --no-memory) is never touched.
 #pragma once
 
+#include <cmath>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,36 @@ void write_mixed_logits(const Memory& memory, const MixedRow& row, std::span<flo
 // Both for a model with a memory: mixes logits in place and returns lambda;
 // returns -1 and leaves them alone for a model without one.
 double mix_memory(const Model& model, std::span<const int> context, std::span<float> logits);
+
+// The mixture's most likely word (never a special token; of equal
+// probabilities the lower id), what greedy generation takes, without the
+// mixture's passes over the vocabulary: the transformer's best kMixedTop
+// words, the memory's best unigrams and the words its contexts store are
+// scored exactly (in double), and every other word is bounded by the
+// kMixedTop-th transformer probability plus the kTopUnigrams-th unigram
+// share; should that bound reach the best, the whole row is mixed.
+// `normalized`: the logits are log-probabilities already (an adaptive
+// softmax's), so their normalizer is 1 (else it is computed).
+constexpr int kMixedTop = 16;
+int mixed_argmax(const Model& model, std::span<const int> context, std::span<const float> logits,
+                 bool normalized);
+
+// The mixture in two parts, for a caller that ranks words itself and takes
+// the probabilities of a few (the completer): the memory's part dense,
+// lambda p_memory(w) for every word (a pass of multiply-adds and the stored
+// shares, no exp or ln), and the transformer's taken one word at a time:
+//   p(w | h) = (1 - lambda) e^(logit_w - z) + memory_part[w].
+struct MixtureParts {
+  double keep = 1, log_normalizer = 0;
+  std::vector<float> memory_part;
+  // `normalized`: the logits are log-probabilities already (z = 0).
+  void set(const Memory& memory, std::span<const int> context, std::span<const float> logits,
+           bool normalized);
+  double probability(int id, float logit) const {
+    return keep * std::exp(static_cast<double>(logit) - log_normalizer) +
+           static_cast<double>(memory_part[static_cast<size_t>(id)]);
+  }
+};
 
 // One scored token of a development text, for fitting lambda: ln p of its
 // word by the transformer alone and by the memory alone, and its bucket.

@@ -113,6 +113,13 @@ class Predictor {
   // Whether the model's memory is mixed into the logits (the default), or
   // they stay the transformer's own (the inspection views).
   void set_mixing(bool mix) { mix_ = mix; }
+  bool mixing() const { return mix_; }
+  // Whether next_logits gives log-probabilities, whose softmax is their
+  // exponential (an adaptive softmax's, or the mixture with the memory), so
+  // that a caller may skip normalizing them (to float rounding).
+  bool logits_normalized() const {
+    return model_.config.adaptive() || (model_.memory != nullptr && mix_);
+  }
   // Tokens run through the model by the last call (all of them, or the new
   // ones through the cache).
   int tokens_run() const { return tokens_run_; }
@@ -138,6 +145,22 @@ class Predictor {
   std::vector<int> ids_;
   std::vector<float> mixed_;  // next_logits' mixture with the memory, when the model has one
   bool mix_ = true;
+};
+
+// The transformer's own logits from `predictor` while it lives (when `off`),
+// its mixing as it was after.
+class MixingOff {
+ public:
+  MixingOff(Predictor& predictor, bool off) : predictor_(predictor), was_(predictor.mixing()) {
+    if (off) predictor_.set_mixing(false);
+  }
+  ~MixingOff() { predictor_.set_mixing(was_); }
+  MixingOff(const MixingOff&) = delete;
+  MixingOff& operator=(const MixingOff&) = delete;
+
+ private:
+  Predictor& predictor_;
+  bool was_;
 };
 
 }  // namespace nextword

@@ -79,7 +79,7 @@ json input_json(const Model& model, const std::string& phrase, const Encoded& in
   // numbers mix it in (the inspection views show the transformer's own).
   if (model.memory) {
     record["memory_weight"] =
-        shortest(static_cast<float>(model.memory->lambda(model.memory->find(input.ids))));
+        shortest(static_cast<float>(model.memory->lambda(model.memory->find(input.ids, false))));
   }
   return record;
 }

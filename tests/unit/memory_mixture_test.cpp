@@ -3,6 +3,7 @@
 // the fitted weights by EM, and a model without a memory is untouched.
 #include "predict/memory_mixture.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -123,6 +124,40 @@ TEST_CASE("Mixture: the predictor mixes; a model without a memory is as before",
   CHECK(std::vector<float>(batch.begin(), batch.end()) == by_hand);
   m.memory.reset();
   CHECK(mix_memory(m, input.ids, by_hand) == -1);
+}
+
+TEST_CASE("Mixture: greedy's best word without the whole row is the exact argmax", "[memory]") {
+  for (const int order : {1, 2, 4}) {
+    const Model m = model_with_memory(order, 31 + static_cast<uint64_t>(order));
+    std::mt19937_64 rng(9);
+    const int V = m.config.vocab_size;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<int> context;
+      const int T = 1 + static_cast<int>(rng() % 6);
+      for (int i = 0; i < T; ++i) context.push_back(static_cast<int>(rng() % 12));
+      // Flat and peaked rows: the bound settles most, the whole row the rest.
+      const float spread = std::array<float, 3>{0.3f, 3.0f, 9.0f}[trial % 3];
+      std::vector<float> logits(static_cast<size_t>(V));
+      for (float& l : logits) l = std::normal_distribution<float>(0, spread)(rng);
+      const MixedRow row = mixed_row(*m.memory, context, logits, true);
+      int expected = -1;
+      double best = -1e300;
+      for (int w = 0; w < V; ++w) {
+        const double lp = mixed_log_probability(*m.memory, row, logits, w);
+        if (!m.is_special(w) && lp > best) {
+          best = lp;
+          expected = w;
+        }
+      }
+      CHECK(mixed_argmax(m, context, logits, false) == expected);
+      // Log-probabilities already (normalized): the same word.
+      std::vector<float> log_probs = logits;
+      const double z = exact_log_sum_exp(logits.data(), V);
+      for (float& l : log_probs) l = static_cast<float>(static_cast<double>(l) - z);
+      const int w = mixed_argmax(m, context, log_probs, true);
+      CHECK(mixed_log_probability(*m.memory, row, logits, w) == Approx(best).margin(1e-6));
+    }
+  }
 }
 
 TEST_CASE("Mixture: EM finds the weight of a known mixture", "[memory]") {
