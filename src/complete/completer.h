@@ -28,6 +28,7 @@
 #include "complete/word_cache.h"
 #include "model/lexicon.h"
 #include "model/model_file.h"
+#include "predict/memory_mixture.h"
 #include "predict/predictor.h"
 
 namespace nextword {
@@ -115,8 +116,11 @@ class Completer {
   static bool better(const Ranked& a, const Ranked& b);
   // The ranked context's logit of vocabulary id `id` (0 for all without logits).
   float logit(int id) const { return logits_.empty() ? 0.0f : logits_[static_cast<size_t>(id)]; }
-  // p_model of a vocabulary word with that logit.
-  double model_probability(float logit) const;
+  // p_model of vocabulary word `id` (with the mixture in parts, its
+  // memory's part too).
+  double model_probability(int id) const;
+  // The transformer's part of p_model for a word with that logit.
+  double transformer_probability(float logit) const;
   // Candidate i's place in the ranking of the context ranked last.
   Ranked rank(int i) const;
   // The part of `by_key` (candidates in the order of their keys) whose keys
@@ -174,6 +178,9 @@ class Completer {
   std::vector<int> cached_;         // the candidates cache_p_ may give more than 0, ascending
   std::vector<Ranked> order_;       // offer_ranked's candidates
   std::vector<float> best_logits_;  // offer_ranked's heap of the best logits
+  std::vector<float> best_parts_;   // ... and of the best memory parts
+  bool mixed_parts_ = false;        // the memory's mixture taken in parts_
+  MixtureParts parts_;              // the ranked context's (with mixed_parts_)
   std::vector<int> fitting_;        // lexicon candidates that fit the prefix
   std::vector<float> ranked_h_;     // the ranked context's vector (empty: none)
   size_t ranked_end_ = 0;           // where that context ends in the text

@@ -8,10 +8,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <random>
 
 #include "math/layers.h"
+#include "model/file_bytes.h"
+#include "predict/memory_mixture.h"
 #include "predict/predictor.h"
 #include "test_models.h"
+#include "train/ngram_memory.h"
 
 using namespace nextword;
 
@@ -371,6 +375,64 @@ TEST_CASE("a vocabulary larger than the words ranked first: the order of a whole
       };
       const double share = 1 - learn.lambda - learn.context_weight;
       CHECK(p(a, "w300") > share * p(m, "w300") + 0.5 * learn.lambda * 2 / 7);
+    }
+  }
+}
+
+TEST_CASE("a model with a memory: the mixture taken in parts ranks as the whole mixture",
+          "[complete][memory]") {
+  // 500 words and a memory counted from a random text of them: at each
+  // prefix and k, the suggestions are the best words of the exact mixture
+  // (memory_mixture.h's double path), best first, with its probabilities.
+  Config config = small_config();
+  config.vocab_size = 500;
+  config.max_len = 16;
+  Model model = random_model(config, false, false, 36, 1.0f);
+  std::mt19937_64 rng(4);
+  std::vector<int> text;
+  for (int i = 0; i < 20000; ++i)
+    text.push_back(2 + static_cast<int>(rng() % (rng() % 2 ? 20 : 498)));
+  MemoryOptions options;
+  options.order = 3;
+  MemoryTables tables = build_memory(text, model.vocab, options);
+  for (double& lambda : tables.header.lambdas) lambda = 0.4;
+  model.memory =
+      Memory::from_file(FileBytes::from_bytes("memory.bin", memory_bytes(tables)), model.vocab);
+  for (const std::string context : {"w5 w17 w9 ", "w3 w4 ", "w300 "}) {
+    Predictor predictor(model);
+    predictor.set_mixing(false);
+    const Encoded input = encode_growing(model, context);
+    const std::span<const float> logits = predictor.next_logits(input);
+    const MixedRow row = mixed_row(*model.memory, input.ids, logits, true);
+    std::vector<std::pair<double, std::string>> whole;
+    for (int id = 0; id < model.vocab.size(); ++id) {
+      if (model.is_special(id)) continue;
+      whole.emplace_back(std::exp(mixed_log_probability(*model.memory, row, logits, id)),
+                         std::string(model.vocab.word(id)));
+    }
+    for (const std::string prefix : {"", "w", "w1", "w4", "w49"}) {
+      for (const int k : {1, 6, 64, 65, 200}) {
+        CAPTURE(context, prefix, k);
+        Completer c(model, nullptr, {.k = k});
+        const Completion got = c.complete(context + prefix);
+        std::map<std::string, double> p;
+        size_t fit = 0;
+        for (const auto& [probability, word] : whole) {
+          if (!word.starts_with(prefix)) continue;
+          p[word] = probability;
+          ++fit;
+        }
+        REQUIRE(got.suggestions.size() == std::min(fit, static_cast<size_t>(k)));
+        double last = 1;
+        for (const Suggestion& s : got.suggestions) {
+          CHECK(s.probability == Approx(p.at(s.word)).epsilon(1e-5));
+          CHECK(s.probability <= last);
+          last = s.probability;
+          p.erase(s.word);
+        }
+        // No word left out is more likely than the last one offered.
+        for (const auto& [word, probability] : p) CHECK(probability <= last * (1 + 1e-5));
+      }
     }
   }
 }
