@@ -47,7 +47,29 @@ VARIANTS = [
                                     "--d-ff", "512"]),
     ("v64k-ctx256", "context 256, batch 8", BASE + SHAPE + ["--context", "256", "--batch", "8"]),
     ("v64k-dropout0.1", "dropout 0.1", BASE + SHAPE + ["--dropout", "0.1"]),
+    # Issue 49's recipe options, each alone against v64k.
+    ("v64k-relu2", "squared ReLU, d_ff 768 (SwiGLU's parameters)",
+     BASE + ["--d-model", "192", "--layers", "4", "--heads", "6", "--d-ff", "768",
+             "--activation", "relu2"]),
+    ("v64k-zero", "output projections (w_o, w_out) initialised at zero",
+     BASE + SHAPE + ["--zero-init-projections"]),
+    ("v64k-wsd", "warmup-stable-decay, the last 20% decaying",
+     BASE + SHAPE + ["--schedule", "wsd", "--decay-fraction", "0.2"]),
+    ("v64k-muon", "Muon for the matrices (lr 0.02, momentum 0.95), AdamW for the rest",
+     BASE + SHAPE + ["--optimizer", "muon"]),
 ]
+
+
+def with_common(options):
+    """COMMON, less the options a variant sets itself (each takes one value), then the variant's."""
+    common, i = [], 0
+    while i < len(COMMON):
+        if COMMON[i] in options:
+            i += 2
+            continue
+        common.append(COMMON[i])
+        i += 1
+    return common + options
 
 
 def run(nextword, name, options, steps, split, scratch):
@@ -57,7 +79,7 @@ def run(nextword, name, options, steps, split, scratch):
         start = time.time()
         train = subprocess.run([nextword, "train", os.path.join(split, "train.txt"), "-o", out,
                                 "--steps", str(steps), "--checkpoint-every", "0", "--format",
-                                "json"] + COMMON + options,
+                                "json"] + with_common(options),
                                capture_output=True, text=True, check=False)
         if train.returncode != 0:
             sys.exit("%s: train failed: %s" % (name, train.stderr[-2000:]))
