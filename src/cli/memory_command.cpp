@@ -40,7 +40,7 @@ double peak_memory_mb() {
 struct MemoryCommand {
   ModelOptions model;
   std::vector<std::string> files;
-  std::string output, dev, tokens, format = "text";
+  std::string output, dev, tokens, query, format = "text";
   MemoryOptions options;
   CompletionOptions completion;
 
@@ -66,6 +66,11 @@ struct MemoryCommand {
                  "one document a line after its bos, each token its vocabulary word (a word "
                  "outside the vocabulary as the unk token)")
         ->type_name("FILE");
+    c.add_option("--query", query,
+                 "Score FILE with the memory alone and time its lookups (no TEXT): each line "
+                 "after a bos, each whitespace-separated word its vocabulary id (else the "
+                 "unk token's), every word scored; perplexity and lookups a second")
+        ->type_name("FILE");
     c.add_option("--lambda", options.lambda, "The weight of every bucket without --dev")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
@@ -86,6 +91,7 @@ struct MemoryCommand {
     }
     Progress progress;
     auto say = [&progress](const std::string& what) { progress.message("memory: " + what); };
+    if (!query.empty()) return score_query(m);
     if (files.empty()) return refit(m, say, start);
     say("reading " + std::to_string(files.size()) + " file(s)");
     std::vector<int> stream;
@@ -129,6 +135,67 @@ struct MemoryCommand {
     }
     text += '\n';
     write_file_atomically(tokens, text);
+  }
+
+  // --query: the memory alone on a text of words, its lookups timed (for
+  // side-by-side runs with other n-gram toolkits: tests/bench/kenlm_compare.py).
+  int score_query(const Model& m) const {
+    const std::shared_ptr<const Memory> memory = Memory::open(output, m.vocab);
+    const std::string text = read_text_file(query);
+    std::vector<std::vector<int>> lines;
+    int64_t unknown = 0;
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      std::vector<int> ids;
+      const std::string_view line = std::string_view(text).substr(at, end - at);
+      for (size_t i = 0; i < line.size();) {
+        const size_t first = line.find_first_not_of(" \t\r", i);
+        if (first == std::string_view::npos) break;
+        const size_t last = std::min(line.find_first_of(" \t\r", first), line.size());
+        int id = m.vocab.find(line.substr(first, last - first));
+        if (id < 0) {
+          id = m.unk_id;
+          ++unknown;
+        }
+        ids.push_back(id);
+        i = last;
+      }
+      if (!ids.empty()) lines.push_back(std::move(ids));
+      at = end + 1;
+    }
+    if (lines.empty()) throw input_error(query + ": no words to score");
+    const auto start = std::chrono::steady_clock::now();
+    double total = 0;
+    int64_t count = 0;
+    std::vector<int> context;
+    for (const std::vector<int>& ids : lines) {
+      context.assign(1, m.bos_id);
+      for (const int id : ids) {
+        total += std::log(memory->probability(memory->find(context), id));
+        context.push_back(id);
+        ++count;
+      }
+    }
+    const double seconds = seconds_since(start);
+    nlohmann::ordered_json j = {
+        {"file", query},       {"memory", output},
+        {"tokens", count},     {"unknown", unknown},
+        {"total_ln_p", total}, {"perplexity", std::exp(-total / static_cast<double>(count))},
+        {"seconds", seconds},  {"lookups_per_s", static_cast<double>(count) / seconds}};
+    if (format == "json") {
+      write_line(j.dump());
+    } else {
+      char line[300];
+      std::snprintf(line, sizeof line,
+                    "memory       %s\ntokens       %lld (%lld outside the vocabulary)\n"
+                    "perplexity   %.2f (the memory alone)\nlookups      %.0f a second",
+                    output.c_str(), static_cast<long long>(count), static_cast<long long>(unknown),
+                    std::exp(-total / static_cast<double>(count)),
+                    static_cast<double>(count) / seconds);
+      write_line(line);
+    }
+    return 0;
   }
 
   // No text: the memory already written gets weights fitted on --dev.

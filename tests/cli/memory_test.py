@@ -10,6 +10,7 @@ the field; train --init-from starts from a model's weights.
     python3 tests/cli/memory_test.py build/nextword data
 """
 import json
+import math
 import os
 import shutil
 import sys
@@ -85,6 +86,34 @@ class Memory(unittest.TestCase):
         # The fitted mixture beats both of its parts on the text it was fitted on.
         self.assertLess(fit["perplexity"], fit["transformer_perplexity"])
         self.assertLess(fit["perplexity"], fit["memory_perplexity"])
+
+    def test_query_is_the_format_read_plainly(self):
+        # --query: the memory alone on lines of words; its total ln p is the
+        # one tests/bench/kenlm_compare.py's reader (FORMAT.md read in
+        # Python) gives, context by context, lines starting short.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "bench"))
+        import kenlm_compare
+        with open(self.tokens, encoding="utf-8") as f:
+            lines = [line for line in f.read().splitlines() if line.strip()][:30]
+        lines.append("lily zzzunknownzzz went")  # a word outside the vocabulary
+        path = os.path.join(self.tmp, "query.tok")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        r = run("memory", "-m", self.model, "--query", path, "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        q = json.loads(r.stdout)
+        vocab = kenlm_compare.load_vocab(self.model)
+        index = {w: i for i, w in enumerate(vocab)}
+        memory = kenlm_compare.Memory(os.path.join(self.model, "memory.bin"), vocab)
+        unk, bos = index["<unk>"], index["<bos>"]
+        scores = kenlm_compare.score_memory(memory, index, [line.split() for line in lines],
+                                            unk, bos)
+        total = math.fsum(x for line in scores for x in line)
+        self.assertEqual(q["tokens"], sum(len(line.split()) for line in lines))
+        self.assertEqual(q["unknown"], 1)
+        self.assertAlmostEqual(q["total_ln_p"] / total, 1.0, places=12)
+        self.assertGreater(q["lookups_per_s"], 0)
 
     def predict(self, *extra, model=None):
         r = run("predict", "-m", model or self.model, "lily and her mom went to the", "-f", "json",
