@@ -1,6 +1,7 @@
 #include "model/memory_file.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -117,7 +118,9 @@ std::shared_ptr<const Memory> Memory::open(const std::string& path, const Vocabu
 std::shared_ptr<const Memory> Memory::from_file(std::shared_ptr<FileBytes> file,
                                                 const Vocabulary& vocab) {
   const std::string& path = file->path();
+  static std::atomic<uint64_t> serials{0};
   std::shared_ptr<Memory> m(new Memory());
+  m->serial_ = ++serials;
   m->file_ = std::move(file);
   m->bytes_ = m->file_->data();
   const size_t size = m->file_->size();
@@ -275,8 +278,36 @@ MemoryContext Memory::find(std::span<const int> context, bool weigh) const {
                                             : 0;
   const int band = std::min(kMemoryBands - 1, static_cast<int>(std::bit_width(successors)));
   c.bucket = c.longest * kMemoryBands + band;
-  if (weigh) for_each_share(c, [](int, double) {});
+  if (weigh) this->weigh(c);
   return c;
+}
+
+void Memory::weigh(MemoryContext& c) const {
+  struct Sums {
+    uint64_t serial = 0;
+    int64_t node = -1;
+    int order = 0;
+    double kept = 0, most = 0;
+  };
+  constexpr size_t kSlots = 4096;
+  constexpr uint64_t kCached = 256;  // fewer successors are summed on the spot
+  thread_local std::vector<Sums> cache(kSlots);
+  weigh_orders(c, [&](int j, double, double& most) {
+    const auto J = static_cast<size_t>(j);
+    auto walk = [&](double& largest) {
+      return walk_shares(
+          j + 1, c.begin[J], c.end[J], [](int, double) {}, largest);
+    };
+    if (c.end[J] - c.begin[J] < kCached) return walk(most);
+    const auto node = static_cast<uint64_t>(c.node[J]);
+    Sums& slot = cache[(node * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(j)) >> 52];
+    if (slot.serial != serial_ || slot.node != c.node[J] || slot.order != j) {
+      slot = {serial_, c.node[J], j, 0, 0};
+      slot.kept = walk(slot.most);
+    }
+    most = slot.most;
+    return slot.kept;
+  });
 }
 
 double Memory::probability(const MemoryContext& c, int word) const {

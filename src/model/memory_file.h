@@ -14,6 +14,7 @@
 // same floats it adds.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -138,21 +139,15 @@ class Memory {
   // scales are set on the way, so unigram_weight holds after it).
   template <class Add>  // add(int word, double weight)
   void for_each_share(MemoryContext& context, Add add) const {
-    double scale = 1;
-    for (int j = header_.order - 1; j >= 1; --j) {
+    weigh_orders(context, [&](int j, double scale, double& most) {
       const auto J = static_cast<size_t>(j);
-      context.scale[J] = scale;
-      if (context.node[J] < 0) continue;
-      const double kept = walk_shares(
+      return walk_shares(
           j + 1, context.begin[J], context.end[J],
           [&](int w, double s) {
             if (w < header_.vocab_size) add(w, scale * s);
           },
-          context.most[J]);
-      context.gamma[J] = std::max(0.0, 1 - kept);
-      scale *= context.gamma[J];
-    }
-    context.scale[0] = scale;
+          most);
+    });
   }
   // The successors stored under the context's node of length j, as
   // visit(word, share): the shares as stored, not yet weighted.
@@ -187,6 +182,25 @@ class Memory {
     return s > 0 && s <= 1 ? static_cast<double>(s) : 0.0;
   }
   void children_of(int k, int64_t node, uint64_t& begin, uint64_t& end) const;
+  // The gammas and scales of a found context, the longest context first:
+  // sum(j, scale, most) gives the shares stored under context j (their
+  // largest in most) and the gamma they leave scales the shorter ones.
+  template <class Sum>
+  void weigh_orders(MemoryContext& context, Sum sum) const {
+    double scale = 1;
+    for (int j = header_.order - 1; j >= 1; --j) {
+      const auto J = static_cast<size_t>(j);
+      context.scale[J] = scale;
+      if (context.node[J] < 0) continue;
+      context.gamma[J] = std::max(0.0, 1 - sum(j, scale, context.most[J]));
+      scale *= context.gamma[J];
+    }
+    context.scale[0] = scale;
+  }
+  // find's weights, each large context's sum from a small cache per thread
+  // (a frequent context is looked up again and again; summing its tens of
+  // thousands of successors each time made a lookup 30 times KenLM's).
+  void weigh(MemoryContext& context) const;
   // Visits order k's entries [begin, end) as visit(word, share) and returns
   // the sum of their shares (in eight running sums added in a fixed order),
   // their largest in `most`. With nothing to visit, a loop that vectorizes:
@@ -228,6 +242,7 @@ class Memory {
   MemoryHeader header_;
   MemoryLayout layout_;
   double unigram_total_ = 0;  // sum of the stored order-1 floats
+  uint64_t serial_ = 0;       // tells this memory's cache entries (weigh) from another's
 };
 
 }  // namespace nextword

@@ -260,3 +260,42 @@ TEST_CASE("Memory: a bad or truncated file is one error naming the field", "[mem
   std::memcpy(bad.data() + memory_layout(tables.header).unigram + 4, &nan, 4);
   CHECK(error_of(bad, vocab) == "m.bin: unigram[1]: is not a probability");
 }
+
+TEST_CASE("Memory: a large context's weights from the per-thread cache are the summed ones",
+          "[memory]") {
+  // Word 2 is followed by hundreds of others (more than the 256 successors
+  // from which find's sums are cached); two memories of the same vocabulary
+  // looked up in turn must never see each other's sums.
+  const int V = 900;
+  const Vocabulary vocab = vocabulary(V);
+  std::vector<std::shared_ptr<const Memory>> memories;
+  for (const uint64_t seed : {1u, 2u}) {
+    std::mt19937_64 rng(seed);
+    std::vector<int> text;
+    for (int i = 0; i < 40000; ++i) {
+      text.push_back(i % 2 == 0 ? 2 : 3 + static_cast<int>(rng() % static_cast<uint64_t>(V - 3)));
+    }
+    MemoryOptions options;
+    options.order = 3;
+    memories.push_back(load(build_memory(text, vocab, options), vocab));
+  }
+  const std::vector<int> context = {5, 2};
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& m : memories) {
+      const MemoryContext cached = m->find(context);
+      MemoryContext walked = m->find(context, false);
+      m->for_each_share(walked, [](int, double) {});  // the sums walked, no cache
+      REQUIRE(cached.end[1] - cached.begin[1] > 256);
+      for (int j = 1; j < 3; ++j) {
+        CHECK(cached.gamma[static_cast<size_t>(j)] == walked.gamma[static_cast<size_t>(j)]);
+        CHECK(cached.most[static_cast<size_t>(j)] == walked.most[static_cast<size_t>(j)]);
+      }
+      CHECK(cached.scale[0] == walked.scale[0]);
+      double sum = 0;
+      for (int w = 0; w < V; ++w) sum += m->probability(cached, w);
+      CHECK(std::abs(sum - 1) < 1e-9);
+    }
+  }
+  // The two memories' contexts differ, so their weights do too.
+  CHECK(memories[0]->find(context).gamma[1] != memories[1]->find(context).gamma[1]);
+}
