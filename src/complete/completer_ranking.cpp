@@ -63,10 +63,9 @@ void Completer::rank_context(std::string_view tail) {
   for (size_t i = 0; i < logits.size(); ++i) {
     logits_[i] = temperature == 1 ? logits[i] : static_cast<float>(logits[i] / temperature);
   }
-  // Log-probabilities at temperature 1 need no normalizer (one pass over
-  // the vocabulary less at every word start).
-  const bool normalized = temperature == 1 && predictor_.logits_normalized();
-  log_normalizer_ = logits_.empty() || normalized
+  // The mixture in parts has its own normalizer (parts_); without a memory
+  // the softmax's, exactly as before there were memories.
+  log_normalizer_ = logits_.empty() || mixed_parts_
                         ? 0
                         : log_sum_exp(logits_.data(), static_cast<int>(logits_.size()));
   if (mixed_parts_ && !logits.empty()) {
