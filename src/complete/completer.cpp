@@ -70,8 +70,10 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
   vocabulary_.resize(static_cast<size_t>(lexicon_begin_));
   std::iota(vocabulary_.begin(), vocabulary_.end(), 0);
   vocabulary_by_key_ = by_key(0, lexicon_begin_);
+  candidate_of_id_.assign(static_cast<size_t>(vocab.size()), -1);
   for (size_t j = 0; j < vocabulary_.size(); ++j) {
     vocabulary_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_[j])].id);
+    candidate_of_id_[static_cast<size_t>(vocabulary_ids_.back())] = vocabulary_[j];
     vocabulary_key_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_by_key_[j])].id);
   }
   if (lexicon_ != nullptr) {

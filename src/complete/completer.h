@@ -161,9 +161,10 @@ class Completer {
   // order and in the order of their keys, with their vocabulary ids.
   std::vector<int> vocabulary_, vocabulary_ids_;
   std::vector<int> vocabulary_by_key_, vocabulary_key_ids_;
-  int lexicon_begin_ = 0;            // candidates_[lexicon_begin_..] are lexicon words
-  int lexicon_end_ = 0;              // ... up to here, most frequent first
-  std::vector<int> lexicon_by_key_;  // those candidates in order of their keys
+  std::vector<int> candidate_of_id_;  // each vocabulary id's candidate, or -1
+  int lexicon_begin_ = 0;             // candidates_[lexicon_begin_..] are lexicon words
+  int lexicon_end_ = 0;               // ... up to here, most frequent first
+  std::vector<int> lexicon_by_key_;   // those candidates in order of their keys
   WordCache cache_;
   std::vector<int> cache_candidates_;  // the candidate of each of its entries
   ContextCache context_cache_;
@@ -172,18 +173,17 @@ class Completer {
   bool ranked_ = false;
   std::string ranked_tail_;
   double p_unk_ = 0;
-  std::vector<float> logits_;       // its logits / T (empty: a uniform p_model)
-  double log_normalizer_ = 0;       // log of the sum of their exps
-  std::vector<double> cache_p_;     // per candidate: lambda p_cache + mu p_context
-  std::vector<int> cached_;         // the candidates cache_p_ may give more than 0, ascending
-  std::vector<Ranked> order_;       // offer_ranked's candidates
-  std::vector<float> best_logits_;  // offer_ranked's heap of the best logits
-  std::vector<float> best_parts_;   // ... and of the best memory parts
-  bool mixed_parts_ = false;        // the memory's mixture taken in parts_
-  MixtureParts parts_;              // the ranked context's (with mixed_parts_)
-  std::vector<int> fitting_;        // lexicon candidates that fit the prefix
-  std::vector<float> ranked_h_;     // the ranked context's vector (empty: none)
-  size_t ranked_end_ = 0;           // where that context ends in the text
+  std::vector<float> logits_;    // its logits / T (empty: a uniform p_model)
+  double log_normalizer_ = 0;    // log of the sum of their exps
+  std::vector<double> cache_p_;  // per candidate: lambda p_cache + mu p_context
+  std::vector<int> cached_;      // the candidates cache_p_ may give more than 0, ascending
+  std::vector<Ranked> order_;    // offer_ranked's candidates
+  std::vector<float> gathered_;  // offer_ranked's logits (or memory parts) of the fitting words
+  bool mixed_parts_ = false;     // the memory's mixture taken in parts_
+  MixtureParts parts_;           // the ranked context's (with mixed_parts_)
+  std::vector<int> fitting_;     // lexicon candidates that fit the prefix
+  std::vector<float> ranked_h_;  // the ranked context's vector (empty: none)
+  size_t ranked_end_ = 0;        // where that context ends in the text
   bool learned_since_ranked_ = false;
 
   // Logits of contexts prefetched for the lines waiting, by context tail.

@@ -10,26 +10,10 @@
 #include "base/error.h"
 #include "complete/completer.h"
 #include "math/layers.h"
+#include "predict/ranking.h"
 #include "text/words.h"
 
 namespace nextword {
-namespace {
-
-// Keeps the `size` largest values seen in `heap` (a min-heap: its front is
-// the smallest kept).
-void keep_best(std::vector<float>& heap, float value, size_t size) {
-  if (heap.size() < size) {
-    heap.push_back(value);
-    std::push_heap(heap.begin(), heap.end(), std::greater<>());
-  } else if (value > heap.front()) {
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    heap.back() = value;
-    std::push_heap(heap.begin(), heap.end(), std::greater<>());
-  }
-}
-
-}  // namespace
-
 void Completer::rank_context(std::string_view tail) {
   if (ranked_ && !learned_since_ranked_ && tail == ranked_tail_) return;
   ranked_ = true;
@@ -148,48 +132,79 @@ bool Completer::offer_ranked(const std::string& prefix_key,
     words = std::span<const int>(vocabulary_by_key_).subspan(at, static_cast<size_t>(last - first));
     ids = std::span<const int>(vocabulary_key_ids_).subspan(at, words.size());
   }
-  // The kFirstRanked-th best logit among those vocabulary words, by a heap
-  // of the best so far: a word below it without a cache's share has a
-  // probability of at most `bound`, so the words ranked exactly first (those
-  // at or above it, and the cached ones) are offered in the order a ranking
-  // of all would give while their probabilities exceed it. Only the
-  // probabilities of those are taken (an exp each), not of all 65,536.
-  // With the mixture in parts, the same for the memory's part: a word below
-  // both kFirstRanked-th values is bounded by the sum of their parts.
+  // The kFirstRanked-th best logit among those vocabulary words: a word
+  // below it without a cache's share has a probability of at most `bound`,
+  // so the words ranked exactly first (those at or above it, and the cached
+  // ones) are offered in the order a ranking of all would give while their
+  // probabilities exceed it. Only the probabilities of those are taken (an
+  // exp each), not of all 65,536. With the mixture in parts, the same for
+  // the memory's part: a word below both kFirstRanked-th values is bounded
+  // by the sum of their parts. Any thresholds keep that order exact; these
+  // keep the words ranked first few.
   const bool parts = mixed_parts_ && !logits_.empty();
-  auto memory_part = [&](int id) {
-    return parts ? parts_.memory_part[static_cast<size_t>(id)] : 0.0f;
-  };
-  best_logits_.clear();
-  best_parts_.clear();
-  for (const int id : ids) {
-    // Nearly every word is below both heaps' fronts: one compare each.
-    const float l = logit(id);
-    if (best_logits_.size() < kFirstRanked || l > best_logits_.front()) {
-      keep_best(best_logits_, l, kFirstRanked);
-    }
-    if (!parts) continue;
-    const float m = memory_part(id);
-    if (best_parts_.size() < kFirstRanked || m > best_parts_.front()) {
-      keep_best(best_parts_, m, kFirstRanked);
+  const bool every_word = words.size() <= kFirstRanked || logits_.empty();
+  const bool word_start = prefix_key.empty() && !every_word;
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  float threshold = kNone, part_threshold = kNone;
+  const float* logit_row = logits_.data();
+  const float* part_row = parts ? parts_.memory_part.data() : nullptr;
+  if (word_start) {
+    // Of whole rows, the special and punctuation tokens too (a few more
+    // words fall below the thresholds): no gathering by id.
+    threshold = kth_largest(logits_, kFirstRanked);
+    if (parts) part_threshold = kth_largest(parts_.memory_part, kFirstRanked);
+  } else if (!every_word) {
+    gathered_.resize(ids.size());
+    for (size_t j = 0; j < ids.size(); ++j) gathered_[j] = logit_row[ids[j]];
+    threshold = kth_largest(gathered_, kFirstRanked);
+    if (parts) {
+      for (size_t j = 0; j < ids.size(); ++j) gathered_[j] = part_row[ids[j]];
+      part_threshold = kth_largest(gathered_, kFirstRanked);
     }
   }
-  const bool every_word = words.size() <= kFirstRanked;
-  constexpr float kNone = -std::numeric_limits<float>::infinity();
-  const float threshold = every_word ? kNone : best_logits_.front();
-  const float part_threshold = every_word || !parts ? kNone : best_parts_.front();
+  // Without the mixture in parts no word is ranked first by a memory part.
+  constexpr float kNever = std::numeric_limits<float>::infinity();
+  const float part_cut = parts ? part_threshold : kNever;
+  if (!parts) part_row = logit_row;  // read, never at or above kNever
+  auto above = [&](int id) { return logit_row[id] >= threshold || part_row[id] >= part_cut; };
   auto first_ranked = [&](size_t j) {
-    return logit(ids[j]) >= threshold || (parts && memory_part(ids[j]) >= part_threshold) ||
-           cache_p_[static_cast<size_t>(words[j])] != 0;
+    return every_word || above(ids[j]) || cache_p_[static_cast<size_t>(words[j])] != 0;
   };
   order_.clear();
-  for (size_t j = 0; j < words.size(); ++j) {
-    if (first_ranked(j)) order_.push_back(rank(words[j]));
-  }
-  for (const int i : cached_) {
-    if (i >= lexicon_begin_ && cache_p_[static_cast<size_t>(i)] != 0 &&
-        candidates_[static_cast<size_t>(i)].key.starts_with(prefix_key)) {
-      order_.push_back(rank(i));
+  if (word_start) {
+    // Every id, a block of them passed over with one vector compare when
+    // none is above (nearly all), then the cached words not yet ranked.
+    constexpr int kBlock = 16;
+    const auto V = static_cast<int>(logits_.size());
+    for (int begin = 0; begin < V; begin += kBlock) {
+      const int end = std::min(V, begin + kBlock);
+      int above_count = 0;
+#pragma omp simd reduction(+ : above_count)
+      for (int id = begin; id < end; ++id) {
+        above_count += static_cast<int>(logit_row[id] >= threshold) |
+                       static_cast<int>(part_row[id] >= part_cut);
+      }
+      if (above_count == 0) continue;
+      for (int id = begin; id < end; ++id) {
+        const int i = candidate_of_id_[static_cast<size_t>(id)];
+        if (i >= 0 && above(id)) order_.push_back(rank(i));
+      }
+    }
+    for (const int i : cached_) {
+      const Candidate& c = candidates_[static_cast<size_t>(i)];
+      if (cache_p_[static_cast<size_t>(i)] != 0 && (c.id < 0 || !above(c.id))) {
+        order_.push_back(rank(i));
+      }
+    }
+  } else {
+    for (size_t j = 0; j < words.size(); ++j) {
+      if (first_ranked(j)) order_.push_back(rank(words[j]));
+    }
+    for (const int i : cached_) {
+      if (i >= lexicon_begin_ && cache_p_[static_cast<size_t>(i)] != 0 &&
+          candidates_[static_cast<size_t>(i)].key.starts_with(prefix_key)) {
+        order_.push_back(rank(i));
+      }
     }
   }
   std::sort(order_.begin(), order_.end(), better);

@@ -1,6 +1,8 @@
 #include "predict/ranking.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 
 namespace nextword {
 
@@ -45,6 +47,36 @@ int rank_of(const Model& model, const float* logits, int target, int limit) {
     if (special >= 0 && special != target && ranks_before(logits, special, target)) --before;
   }
   return std::min(before, limit);
+}
+
+float kth_largest(std::span<const float> values, size_t k) {
+  if (k == 0 || values.size() < k) return -std::numeric_limits<float>::infinity();
+  // A min-heap of the best k: its front is the k-th.
+  thread_local std::vector<float> best;
+  best.assign(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));
+  std::make_heap(best.begin(), best.end(), std::greater<>());
+  auto keep = [&](float v) {
+    std::pop_heap(best.begin(), best.end(), std::greater<>());
+    best.back() = v;
+    std::push_heap(best.begin(), best.end(), std::greater<>());
+  };
+  constexpr size_t kBlock = 16;
+  size_t i = k;
+  for (; i + kBlock <= values.size(); i += kBlock) {
+    const float kth = best.front();
+    const float* block = values.data() + i;
+    int beats = 0;
+#pragma omp simd reduction(+ : beats)
+    for (size_t j = 0; j < kBlock; ++j) beats += block[j] > kth ? 1 : 0;
+    if (beats == 0) continue;
+    for (size_t j = 0; j < kBlock; ++j) {
+      if (block[j] > best.front()) keep(block[j]);
+    }
+  }
+  for (; i < values.size(); ++i) {
+    if (values[i] > best.front()) keep(values[i]);
+  }
+  return best.front();
 }
 
 }  // namespace nextword

@@ -4,6 +4,7 @@
 // order is total, so every way of ranking by it gives the same words.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "model/model_file.h"
@@ -25,5 +26,10 @@ void rank_top(const Model& model, const float* logits, int k, std::vector<int>& 
 // How many words come before `target` (a special target is ranked as if it
 // were a word), at most `limit`: rank 0 is the best word.
 int rank_of(const Model& model, const float* logits, int target, int limit);
+
+// The k-th largest of `values` (counting repeats), or -infinity when there
+// are fewer than k. One pass that keeps the best k so far; blocks of values
+// none of which beats the k-th are passed over with one vector compare.
+float kth_largest(std::span<const float> values, size_t k);
 
 }  // namespace nextword

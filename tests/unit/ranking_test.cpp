@@ -3,7 +3,11 @@
 // the vocabulary; a word's rank and its place in the top k agree.
 #include "predict/ranking.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "test_models.h"
@@ -60,5 +64,35 @@ TEST_CASE("ranking: a word's rank is its place in the full ranking", "[ranking]"
   for (int k : {1, 5, 23, kFewTop, kFewTop + 1, 197}) {
     rank_top(m, logits.data(), k, top);
     CHECK(top == std::vector<int>(all.begin(), all.begin() + k));
+  }
+}
+
+TEST_CASE("ranking: kth_largest against a full sort, repeats counted", "[ranking]") {
+  // Worked: 3, 9, 9, 1 -> the 2nd largest is 9 (a repeat), the 3rd 3.
+  const std::vector<float> small{3, 9, 9, 1};
+  CHECK(kth_largest(small, 1) == 9);
+  CHECK(kth_largest(small, 2) == 9);
+  CHECK(kth_largest(small, 3) == 3);
+  CHECK(kth_largest(small, 4) == 1);
+  CHECK(kth_largest(small, 5) == -std::numeric_limits<float>::infinity());
+  CHECK(kth_largest(small, 0) == -std::numeric_limits<float>::infinity());
+  // Rows longer than a block, rising (every block beats the k-th), falling
+  // (none does) and shuffled with many repeats, sizes off the block size.
+  std::mt19937 rng(7);
+  for (const size_t n : {17u, 64u, 100u, 1000u, 65'537u}) {
+    for (int shape = 0; shape < 3; ++shape) {
+      std::vector<float> row(n);
+      for (size_t i = 0; i < n; ++i) {
+        row[i] = shape == 0   ? static_cast<float>(i)
+                 : shape == 1 ? -static_cast<float>(i)
+                              : static_cast<float>(rng() % 50);
+      }
+      std::vector<float> sorted = row;
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      for (const size_t k : {1u, 16u, 64u}) {
+        if (k > n) continue;
+        CHECK(kth_largest(row, k) == sorted[k - 1]);
+      }
+    }
   }
 }
