@@ -65,6 +65,8 @@ struct TrainCommand {
         ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}))
         ->capture_default_str();
     c.add_option("--norm-eps", o.model.norm_eps, "Norm epsilon")->capture_default_str();
+    c.add_flag("--qk-norm", o.model.qk_norm,
+               "Divide each head's query and key by their root mean square (QK-norm)");
     c.add_option("--activation", activation,
                  "gelu, relu, relu2 (squared relu) or swiglu (gated: W_gate, W_in, W_out)")
         ->check(CLI::IsMember({"gelu", "relu", "relu2", "swiglu"}))

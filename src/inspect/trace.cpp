@@ -89,18 +89,23 @@ std::vector<NamedActivation> trace(const Inspection& inspection) {
     };
     add(block + "hook_resid_pre", {T, d}, layer.X_in, "X entering layer " + std::to_string(l + 1));
     if (norm) add(block + "ln1.hook_normalized", {T, d}, layer.U1, "U = norm1(X)");
-    if (rope) {
-      // Q and K as the projections made them; QKV holds them turned.
+    if (rope || c.qk_norm) {
+      // Q and K as the projections made them; QKV holds them turned and/or normalized.
       const LayerWeights& w = model.weights.layers[static_cast<size_t>(l)];
       const float* in = norm ? layer.U1.data() : layer.X_in.data();
       add(block + "attn.hook_q", {T, h, c.d_k}, projection(in, w.w_q, w.b_q, T, d, q),
           "Q = " + U + " W_q + b_q");
       add(block + "attn.hook_k", {T, kv, c.d_k}, projection(in, w.w_k, w.b_k, T, d, k),
           "K = " + U + " W_k + b_k");
-      add(block + "attn.hook_rot_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, q),
-          "Q with each pair of a head's columns turned by position p times its frequency");
-      add(block + "attn.hook_rot_k", {T, kv, c.d_k}, columns(layer.QKV, T, ld, q, k),
-          "K with each pair of a head's columns turned by position p times its frequency");
+      const std::string normed = c.qk_norm ? ", each head divided by its root mean square" : "";
+      const std::string name = rope ? "attn.hook_rot_" : "attn.hook_normed_";
+      const std::string turned =
+          rope ? " with each pair of a head's columns turned by position p times its frequency"
+               : "";
+      add(block + name + "q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, q),
+          "Q" + turned + normed);
+      add(block + name + "k", {T, kv, c.d_k}, columns(layer.QKV, T, ld, q, k),
+          "K" + turned + normed);
     } else {
       add(block + "attn.hook_q", {T, h, c.d_k}, columns(layer.QKV, T, ld, 0, q),
           "Q = " + U + " W_q + b_q");

@@ -169,6 +169,18 @@ void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, in
   turn_pairs(x, T, ld, n_heads, d_k, theta, first, false);
 }
 
+void head_rmsnorm_forward(float* x, float* rstd, int T, int ld, int ld_rstd, int n_heads, int d_k,
+                          float eps) {
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < n_heads; ++i) {
+      float* block = x + area(t, ld) + area(i, d_k);
+      const double r = rms_rstd(block, d_k, eps);
+      for (int j = 0; j < d_k; ++j) block[j] = static_cast<float>(block[j] * r);
+      if (rstd != nullptr) rstd[area(t, ld_rstd) + static_cast<size_t>(i)] = static_cast<float>(r);
+    }
+  }
+}
+
 void swiglu_forward(float* H, const float* G, const float* U, size_t n) {
   for_element_blocks(n,
                      [&](size_t at, size_t count) { swiglu_block(H + at, G + at, U + at, count); });

@@ -53,6 +53,14 @@ void rmsnorm_forward(float* out, const float* in, const float* weight, int T, in
 // and its own pair only.
 void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, int first = 0);
 
+// QK-norm without a gain: each of the n_heads blocks of d_k columns of
+// x[T, ld] divided by its root mean square, x / sqrt(mean(x^2) + eps), in
+// place. rstd[T, ld_rstd] (may be null) keeps each block's 1 / that root for
+// the backward pass. A rotation of a block's pairs keeps its root mean
+// square, so this commutes with rope_forward.
+void head_rmsnorm_forward(float* x, float* rstd, int T, int ld, int ld_rstd, int n_heads, int d_k,
+                          float eps);
+
 // H[n] = silu(G[n]) * U[n], silu(g) = g / (1 + e^-g): the gated unit of SwiGLU,
 // G the gate's and U the up projection's output.
 void swiglu_forward(float* H, const float* G, const float* U, size_t n);
@@ -182,6 +190,11 @@ void rmsnorm_backward(float* d_in, float* d_weight, const float* d_out, const fl
 // Through rope_forward: dx turned back by the same angles (the rotation's
 // transpose), in place.
 void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, int first = 0);
+
+// Through head_rmsnorm_forward, in place: each block of dy[T, ld_d] becomes
+// d loss / d x = rstd (dy - y mean(dy y)), y[T, ld_y] the forward's output.
+void head_rmsnorm_backward(float* dy, const float* y, const float* rstd, int T, int ld_d, int ld_y,
+                           int ld_rstd, int n_heads, int d_k);
 
 // Through swiglu_forward: dG[n] = dH U silu'(G), dU[n] = dH silu(G) (written).
 void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, const float* U,

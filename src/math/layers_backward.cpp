@@ -123,6 +123,21 @@ void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, 
   turn_pairs(dx, T, ld, n_heads, d_k, theta, first, true);
 }
 
+void head_rmsnorm_backward(float* dy, const float* y, const float* rstd, int T, int ld_d, int ld_y,
+                           int ld_rstd, int n_heads, int d_k) {
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < n_heads; ++i) {
+      float* d = dy + area(t, ld_d) + area(i, d_k);
+      const float* out = y + area(t, ld_y) + area(i, d_k);
+      const double r = rstd[area(t, ld_rstd) + static_cast<size_t>(i)];
+      double mean = 0.0;
+      for (int j = 0; j < d_k; ++j) mean += static_cast<double>(d[j]) * out[j];
+      mean /= d_k;
+      for (int j = 0; j < d_k; ++j) d[j] = static_cast<float>(r * (d[j] - out[j] * mean));
+    }
+  }
+}
+
 void swiglu_backward(float* dG, float* dU, const float* dH, const float* G, const float* U,
                      size_t n) {
 #pragma omp parallel for schedule(static) if (n >= kParallelElements)

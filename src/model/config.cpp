@@ -210,6 +210,7 @@ Config parse_config(const json& object, const std::string& file) {
       "norm", {{"none", Norm::kNone}, {"layernorm", Norm::kLayerNorm}, {"rmsnorm", Norm::kRmsNorm}},
       Norm::kNone);
   if (const json* eps = in.find("norm_eps")) c.norm_eps = in.positive_number("norm_eps", *eps);
+  c.qk_norm = in.boolean("qk_norm", false);
   c.residual = in.boolean("residual", true);
   c.causal = in.boolean("causal", true);
   c.scale = in.choice<Scale>("scale", {{"sqrt_dk", Scale::kSqrtDk}, {"none", Scale::kNone}},
@@ -294,6 +295,8 @@ nlohmann::ordered_json config_to_json(const Config& c) {
   if (c.positional == Positional::kRope) j["rope_theta"] = c.rope_theta;
   j["norm"] = to_string(c.norm);
   j["norm_eps"] = c.norm_eps;
+  // Only with QK-norm, so that other models' files stay as they were.
+  if (c.qk_norm) j["qk_norm"] = true;
   j["residual"] = c.residual;
   j["causal"] = c.causal;
   j["scale"] = to_string(c.scale);

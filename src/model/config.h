@@ -33,6 +33,7 @@ struct Config {
   float rope_theta = 10000.0f;  // kRope: pair i of a head turns by p * rope_theta^(-2i/d_k)
   Norm norm = Norm::kNone;
   float norm_eps = 1e-5f;
+  bool qk_norm = false;  // each head's q and k divided by their root mean square (FORMAT.md)
   bool residual = true;
   bool causal = true;
   Scale scale = Scale::kSqrtDk;

@@ -24,16 +24,19 @@ void norm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_o
   }
 }
 
-// Rotary positions on one sequence's Q and K (rows ld floats apart), or
-// backward on d loss / d them; nothing without rope.
-void rope_qk(float* Q, int ld_q, float* K, int ld_k, int T, const Config& c, bool backward) {
-  if (c.positional != Positional::kRope) return;
-  if (backward) {
-    rope_backward(Q, T, ld_q, c.n_heads, c.d_k, c.rope_theta);
-    rope_backward(K, T, ld_k, c.kv_heads(), c.d_k, c.rope_theta);
-  } else {
-    rope_forward(Q, T, ld_q, c.n_heads, c.d_k, c.rope_theta);
-    rope_forward(K, T, ld_k, c.kv_heads(), c.d_k, c.rope_theta);
+// Back through position_qk: dQ [T, q] and dK [T, k] become d loss / d Q and K
+// as the projections made them; QK is position_qk's output (rows ld apart).
+void position_qk_backward(float* dQ, float* dK, const float* QK, int ld, const float* rstd, int T,
+                          const Config& c) {
+  if (c.qk_norm) {
+    const int ld_rstd = c.n_heads + c.kv_heads();
+    head_rmsnorm_backward(dQ, QK, rstd, T, c.q_width(), ld, ld_rstd, c.n_heads, c.d_k);
+    head_rmsnorm_backward(dK, QK + c.q_width(), rstd + c.n_heads, T, c.k_width(), ld, ld_rstd,
+                          c.kv_heads(), c.d_k);
+  }
+  if (c.positional == Positional::kRope) {
+    rope_backward(dQ, T, c.q_width(), c.n_heads, c.d_k, c.rope_theta);
+    rope_backward(dK, T, c.k_width(), c.kv_heads(), c.d_k, c.rope_theta);
   }
 }
 
@@ -62,6 +65,19 @@ void residual_or_copy(float* out, const float* X, const float* O, size_t n, cons
     residual_forward(out, X, O, n);
   } else {
     std::copy(O, O + n, out);
+  }
+}
+
+void position_qk(float* Q, float* K, int ld, float* rstd, int T, int first, const Config& c) {
+  if (c.positional == Positional::kRope) {
+    rope_forward(Q, T, ld, c.n_heads, c.d_k, c.rope_theta, first);
+    rope_forward(K, T, ld, c.kv_heads(), c.d_k, c.rope_theta, first);
+  }
+  if (c.qk_norm) {
+    const int ld_rstd = c.n_heads + c.kv_heads();
+    head_rmsnorm_forward(Q, rstd, T, ld, ld_rstd, c.n_heads, c.d_k, c.norm_eps);
+    head_rmsnorm_forward(K, rstd == nullptr ? nullptr : rstd + c.n_heads, T, ld, ld_rstd,
+                         c.kv_heads(), c.d_k, c.norm_eps);
   }
 }
 
@@ -136,7 +152,10 @@ void attention_block_forward(const Config& c, const LayerWeights& w, int l, cons
     const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
     const size_t at = s.A_starts[static_cast<size_t>(b)];
     float* Q_b = Q + row * static_cast<size_t>(ld);
-    rope_qk(Q_b, ld, Q_b + q, ld, s.length(b), c, false);
+    position_qk(
+        Q_b, Q_b + q, ld,
+        c.qk_norm ? a.qk_rstd.data() + row * static_cast<size_t>(h + c.kv_heads()) : nullptr,
+        s.length(b), 0, c);
     attention_forward(a.heads.data() + row * heads, A + at, Q_b, Q_b + q, Q_b + q + k, s.length(b),
                       h, c.kv_heads(), c.d_k, c.d_v, c.attention_scale(), c.causal,
                       drop ? a.A_mask.data() + at : nullptr,
@@ -179,8 +198,10 @@ void attention_block_backward(const Config& c, const LayerWeights& w, const Grad
                        g.dheads.data() + row * heads, A + at, drop ? a.A_mask.data() + at : nullptr,
                        drop ? a.A_dropped.data() + at : nullptr, Q_b, Q_b + q, Q_b + q + k, T, h,
                        c.kv_heads(), c.d_k, c.d_v, c.attention_scale(), static_cast<int>(ld));
-    // d loss / d Q and K before rotary positions turned them
-    rope_qk(g.dQ.data() + row * q, q, g.dK.data() + row * k, k, T, c, true);
+    // d loss / d Q and K before QK-norm and the rotary positions
+    position_qk_backward(
+        g.dQ.data() + row * q, g.dK.data() + row * k, Q_b, static_cast<int>(ld),
+        c.qk_norm ? a.qk_rstd.data() + row * static_cast<size_t>(h + c.kv_heads()) : nullptr, T, c);
   }
   // Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v, U = norm1(X_in)
   const float* U = c.norm != Norm::kNone ? a.U1.data() : a.X_in.data();

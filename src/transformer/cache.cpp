@@ -46,10 +46,7 @@ std::span<const float> KVCache::extend(const Model& model, std::span<const int> 
     const float* U = norm_forward(a.U1.data(), a.X_in.data(), w.norm1_weight, w.norm1_bias, c, n);
     float* Q = a.QKV.data();
     qkv_forward(Q, U, c, w, n);
-    if (c.positional == Positional::kRope) {
-      rope_forward(Q, n, ld, c.n_heads, c.d_k, c.rope_theta, first);
-      rope_forward(Q + q, n, ld, c.kv_heads(), c.d_k, c.rope_theta, first);
-    }
+    position_qk(Q, Q + q, ld, nullptr, n, first, c);
     for (int r = 0; r < n; ++r) {
       const float* row = Q + area(r, ld);
       std::copy_n(row + q, k, K + area(first + r, k));

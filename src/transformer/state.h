@@ -47,17 +47,19 @@ struct Dropout {
 // masks without dropout); what runs is decided by the config and Dropout,
 // never by which buffers are empty.
 struct LayerActivations {
-  std::vector<float> X_in;   // [N, d]        the residual stream entering the layer
-  std::vector<float> U1;     // [N, d]        norm1(X_in)
-  std::vector<float> QKV;    // [N, Config::qkv_width()]  [Q | K | V] =
-                             //   U1 [W_q | W_k | W_v] + b,
-                             //   Q and K then turned by rotary positions (rope only)
-  std::vector<float> heads;  // [N, h*d_v]    concat(head_0 .. head_{h-1})
-  std::vector<float> X_mid;  // [N, d]        the residual stream after attention
-  std::vector<float> U2;     // [N, d]        norm2(X_mid)
-  std::vector<float> H_pre;  // [N, d_ff]     U2 W_in + b_in
-  std::vector<float> G_pre;  // [N, d_ff]     U2 W_gate + b_gate (swiglu only)
-  std::vector<float> H;      // [N, d_ff]     act(H_pre), or silu(G_pre) * H_pre (swiglu)
+  std::vector<float> X_in;     // [N, d]        the residual stream entering the layer
+  std::vector<float> U1;       // [N, d]        norm1(X_in)
+  std::vector<float> QKV;      // [N, Config::qkv_width()]  [Q | K | V] =
+                               //   U1 [W_q | W_k | W_v] + b,
+                               //   Q and K then turned by rotary positions (rope only)
+                               //   and divided by each head's root mean square (qk_norm)
+  std::vector<float> qk_rstd;  // [N, h + kv]  qk_norm's 1 / root per head of Q, then of K
+  std::vector<float> heads;    // [N, h*d_v]    concat(head_0 .. head_{h-1})
+  std::vector<float> X_mid;    // [N, d]        the residual stream after attention
+  std::vector<float> U2;       // [N, d]        norm2(X_mid)
+  std::vector<float> H_pre;    // [N, d_ff]     U2 W_in + b_in
+  std::vector<float> G_pre;    // [N, d_ff]     U2 W_gate + b_gate (swiglu only)
+  std::vector<float> H;        // [N, d_ff]     act(H_pre), or silu(G_pre) * H_pre (swiglu)
   // Dropout masks (training with dropout only).
   std::vector<float> A_mask;     // as A          on the attention weights
   std::vector<float> A_dropped;  // as A          A * A_mask

@@ -32,6 +32,7 @@ void reserve_layer(LayerActivations& a, const Config& c, int N, size_t attention
   fit(a.X_in, area(N, d));
   fit(a.U1, norm ? area(N, d) : 0);
   fit(a.QKV, area(N, c.qkv_width()));
+  fit(a.qk_rstd, c.qk_norm ? area(N, c.n_heads + c.kv_heads()) : 0);
   fit(a.heads, area(N, c.heads_width()));
   fit(a.X_mid, area(N, d));
   fit(a.U2, norm && ffn ? area(N, d) : 0);

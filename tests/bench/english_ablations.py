@@ -57,6 +57,8 @@ VARIANTS = [
      BASE + SHAPE + ["--schedule", "wsd", "--decay-fraction", "0.2"]),
     ("v64k-muon", "Muon for the matrices (lr 0.02, momentum 0.95), AdamW for the rest",
      BASE + SHAPE + ["--optimizer", "muon"]),
+    ("v64k-qknorm", "QK-norm (each head's q and k over their root mean square)",
+     BASE + SHAPE + ["--qk-norm"]),
 ]
 
 

@@ -162,6 +162,12 @@ def run(model, ids):
         q = acts[n + "attn.hook_q"] = linear(u, p + "attn.w_q", p + "attn.b_q").reshape(T, h, dk)
         kv = c.get("n_kv_heads") or h  # key/value heads (fewer with grouped-query attention)
         k = acts[n + "attn.hook_k"] = linear(u, p + "attn.w_k", p + "attn.b_k").reshape(T, kv, dk)
+        if c.get("qk_norm"):  # QK-norm (issue 49): each head over its root mean square
+            eps = c.get("norm_eps", 1e-5)
+            q = q / torch.sqrt(q.pow(2).mean(dim=-1, keepdim=True) + eps)
+            k = k / torch.sqrt(k.pow(2).mean(dim=-1, keepdim=True) + eps)
+            if c["positional"] != "rope":
+                acts[n + "attn.hook_normed_q"], acts[n + "attn.hook_normed_k"] = q, k
         if c["positional"] == "rope":
             q = acts[n + "attn.hook_rot_q"] = rotary(model, q)
             k = acts[n + "attn.hook_rot_k"] = rotary(model, k)

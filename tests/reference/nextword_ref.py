@@ -29,8 +29,8 @@ import torch.nn.functional as F
 
 CONFIG_DEFAULTS = {
     "n_heads": 0, "n_kv_heads": None, "d_k": 0, "d_v": 0, "d_ff": 0, "activation": "gelu",
-    "positional": "none", "rope_theta": 10000.0, "norm": "none", "norm_eps": 1e-5, "residual": True,
-    "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
+    "positional": "none", "rope_theta": 10000.0, "norm": "none", "norm_eps": 1e-5, "qk_norm": False,
+    "residual": True, "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
     "tokenizer": {}, "unk_token": "<unk>", "bos_token": None,
     "adaptive_cutoffs": None, "adaptive_div": 4.0,
 }
@@ -189,6 +189,18 @@ class Model:
         turned = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
         return turned.reshape(x.shape)
 
+    def positioned(self, x):
+        """Q or K [..., T, h*d_k] as the scores read them: QK-norm (each head
+        divided by its root mean square, issue 49), then the rotary positions
+        (C++ turns first and normalizes after: a rotation keeps the root)."""
+        c = self.config
+        if c.get("qk_norm"):
+            dk = c["d_k"]
+            heads = x.reshape(*x.shape[:-1], x.shape[-1] // dk, dk)
+            heads = heads / torch.sqrt(heads.pow(2).mean(dim=-1, keepdim=True) + c["norm_eps"])
+            x = heads.reshape(x.shape)
+        return self.rope(x)
+
     def linear(self, x, w, b):
         y = x @ self.tensors[w]
         return y + self.tensors[b] if b in self.tensors else y
@@ -242,8 +254,8 @@ class Model:
         for l in range(c["n_layers"]):
             p = "layers.%d." % l
             U = self.norm(X, p + "norm1")
-            Q = self.rope(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
-            K = self.rope(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
+            Q = self.positioned(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
+            K = self.positioned(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
             V = self.linear(U, p + "attn.w_v", p + "attn.b_v")
             heads, layer = [], []
             group = h // (c["n_kv_heads"] or h)  # query heads per key/value head
@@ -322,8 +334,8 @@ class Model:
         for l in range(c["n_layers"]):
             p = "layers.%d." % l
             U = self.norm(X, p + "norm1")
-            Q = self.rope(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
-            K = self.rope(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
+            Q = self.positioned(self.linear(U, p + "attn.w_q", p + "attn.b_q"))
+            K = self.positioned(self.linear(U, p + "attn.w_k", p + "attn.b_k"))
             Q = Q.view(B, T, h, dk).transpose(1, 2)
             kv = c["n_kv_heads"] or h
             K = K.view(B, T, kv, dk).transpose(1, 2).repeat_interleave(h // kv, dim=1)

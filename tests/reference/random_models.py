@@ -130,6 +130,9 @@ def random_model(seed, modern=False, adaptive=False, grouped=False):
         # its own, so that no other draw changes.
         if c["activation"] in ("relu", "gelu") and random.Random(seed * 15485863 + 49).random() < 0.6:
             c["activation"] = "relu2"
+        # QK-norm (issue 49), from a stream of its own too.
+        if random.Random(seed * 104723 + 49).random() < 0.5:
+            c["qk_norm"] = True
         c["_modern"] = True
     if grouped and n_layers > 0:
         extra = random.Random(seed * 7919 + 5)
@@ -216,4 +219,6 @@ def describe(config):
         parts.append("adaptive%s" % ",".join(map(str, c["adaptive_cutoffs"])))
     if "bos_token" in c:
         parts.append("bos")
+    if c.get("qk_norm"):
+        parts.append("qknorm")
     return "-".join(parts)

@@ -2,7 +2,7 @@
 // few words at a time, through the cache gives the same bits as a full pass
 // over the whole text, for every causal fixture model (each positional,
 // norm and activation of format v1), the default model and the one before it,
-// and a model with grouped-query attention.
+// a model with grouped-query attention and two with QK-norm.
 #include "transformer/cache.h"
 
 #include <algorithm>
@@ -41,6 +41,12 @@ std::vector<Model> causal_models() {
   grouped.n_heads = 4, grouped.n_kv_heads = 2, grouped.d_k = 4;
   grouped.positional = Positional::kRope;
   models.push_back(testing::random_model(grouped, true, true, 11));
+  // QK-norm (issue 49), with and without rotary positions.
+  for (const Positional positional : {Positional::kRope, Positional::kLearned}) {
+    Config qk = testing::small_config();
+    qk.d_k = 4, qk.qk_norm = true, qk.positional = positional;
+    models.push_back(testing::random_model(qk, true, true, 12));
+  }
   return models;
 }
 
