@@ -13,10 +13,18 @@ and dev.tokens, 150 articles no run trains on). Results are appended to
 --results as JSON lines; a variant already there is not run again, so the
 script can be stopped and started. The table goes to stdout in Markdown.
 A run's time is its wall time on this machine, whatever else ran then.
+
+    python3 tests/bench/english_ablations.py build/nextword --split DIR --probe 30
+        [--rounds 3] [--only v64k,NAME,...]
+
+times each variant's steps instead, side by side in alternating rounds
+against the first one (for comparisons at equal wall-clock: a variant 10%
+slower per token gets 10% fewer tokens in the same time).
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -57,6 +65,23 @@ VARIANTS = [
      BASE + SHAPE + ["--schedule", "wsd", "--decay-fraction", "0.2"]),
     ("v64k-muon", "Muon for the matrices (lr 0.02, momentum 0.95), AdamW for the rest",
      BASE + SHAPE + ["--optimizer", "muon"]),
+    # At equal wall-clock: the slower ones get the steps that v64k's time buys
+    # them (--probe 30 --rounds 2, side by side: Muon 0.81 of v64k's tokens/s,
+    # d 256 0.65, 6 layers 0.76; the others within the probe's noise of 1).
+    ("v64k-muon-time", "Muon, 325 steps (v64k's time)",
+     BASE + SHAPE + ["--optimizer", "muon", "--steps", "325"]),
+    ("v64k-d256-time", "d 256, 4 heads, d_ff 683, 261 steps (v64k's time)",
+     BASE + ["--d-model", "256", "--layers", "4", "--heads", "4", "--d-ff", "683",
+             "--steps", "261"]),
+    ("v64k-kept", "squared ReLU + WSD + Muon together, 310 steps (v64k's time)",
+     BASE + ["--d-model", "192", "--layers", "4", "--heads", "6", "--d-ff", "768",
+             "--activation", "relu2", "--schedule", "wsd", "--decay-fraction", "0.2",
+             "--optimizer", "muon", "--steps", "310"]),
+    ("v64k-relu2-wsd", "squared ReLU + WSD together (no Muon: no cost in time)",
+     BASE + ["--d-model", "192", "--layers", "4", "--heads", "6", "--d-ff", "768",
+             "--activation", "relu2", "--schedule", "wsd", "--decay-fraction", "0.2"]),
+    ("v64k-seed2", "v64k from another seed: how far runs differ by chance alone",
+     BASE + SHAPE + ["--seed", "2"]),
     ("v64k-qknorm", "QK-norm (each head's q and k over their root mean square)",
      BASE + SHAPE + ["--qk-norm"]),
 ]
@@ -79,9 +104,11 @@ def run(nextword, name, options, steps, split, scratch):
     trained = os.path.join(out, "summary.json")  # a run trained before, not yet scored
     if not os.path.exists(trained):
         start = time.time()
+        # A variant may set its own steps (one timed at equal wall-clock).
+        own_steps = [] if "--steps" in options else ["--steps", str(steps)]
         train = subprocess.run([nextword, "train", os.path.join(split, "train.txt"), "-o", out,
-                                "--steps", str(steps), "--checkpoint-every", "0", "--format",
-                                "json"] + with_common(options),
+                                "--checkpoint-every", "0", "--format", "json"] + own_steps +
+                               with_common(options),
                                capture_output=True, text=True, check=False)
         if train.returncode != 0:
             sys.exit("%s: train failed: %s" % (name, train.stderr[-2000:]))
@@ -102,6 +129,29 @@ def run(nextword, name, options, steps, split, scratch):
             "eval": json.loads(score.stdout)}
 
 
+def probe(nextword, args):
+    """Each variant's training speed side by side: the machine is shared, so
+    the variants alternate within each round and each is compared with the
+    first variant's tokens/s of the same round (the median of the rounds)."""
+    only = [v for v in VARIANTS if not args.only or v[0] in args.only.split(",")]
+    speeds = {name: [] for name, _, _ in only}
+    for _ in range(args.rounds):
+        for name, _, options in only:
+            out = os.path.join(args.scratch, "probe-" + name)
+            train = subprocess.run([nextword, "train", os.path.join(args.split, "train.txt"), "-o",
+                                    out, "--steps", str(args.probe), "--checkpoint-every", "0",
+                                    "--format", "json"] + with_common(options),
+                                   capture_output=True, text=True, check=True)
+            speeds[name].append(json.loads(train.stdout.splitlines()[-1])["tokens_per_s"])
+    first = only[0][0]
+    print("| run | tokens/s (median) | against %s (median of the rounds) |" % first)
+    print("| --- | --- | --- |")
+    for name, _, _ in only:
+        ratios = [a / b for a, b in zip(speeds[name], speeds[first])]
+        print("| %s | %s | %.3f |" % (name, format(int(statistics.median(speeds[name])), ","),
+                                      statistics.median(ratios)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nextword")
@@ -110,7 +160,14 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--scratch", default="/tmp/nextword-english-ablations")
     parser.add_argument("--results", default="/tmp/nextword-english-ablations.jsonl")
+    parser.add_argument("--probe", type=int, default=0,
+                        help="instead: time this many steps of each variant in --rounds "
+                             "alternating rounds, and print tokens/s against the first variant's")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.probe:
+        probe(os.path.abspath(args.nextword), args)
+        return
     done = {}
     if os.path.exists(args.results):
         with open(args.results, encoding="utf-8") as f:
@@ -136,7 +193,7 @@ def main():
         r, e = done[name], done[name]["eval"]
         print("| %s | %s | %s | %.2f | %.4f | %.4f | %.2f%% | %s | %d s |" % (
             name, change, format(r["parameters"], ","), e["perplexity"], e["top1"], e["top5"],
-            100 * e["unknown_rate"], format(int(r["tokens_per_s"]), ","), r["seconds"]))
+            100 * e["oov_rate"], format(int(r["tokens_per_s"]), ","), r["seconds"]))
 
 
 if __name__ == "__main__":
