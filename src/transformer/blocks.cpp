@@ -24,6 +24,13 @@ void norm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_o
   }
 }
 
+// Row `row`'s QK-norm scales in a.qk_rstd, or null without QK-norm.
+template <typename Activations>
+auto qk_rstd_at(Activations& a, const Config& c, size_t row) {
+  return c.qk_norm ? a.qk_rstd.data() + row * static_cast<size_t>(c.n_heads + c.kv_heads())
+                   : nullptr;
+}
+
 // Back through position_qk: dQ [T, q] and dK [T, k] become d loss / d Q and K
 // as the projections made them; QK is position_qk's output (rows ld apart).
 void position_qk_backward(float* dQ, float* dK, const float* QK, int ld, const float* rstd, int T,
@@ -152,10 +159,7 @@ void attention_block_forward(const Config& c, const LayerWeights& w, int l, cons
     const auto row = static_cast<size_t>(s.starts[static_cast<size_t>(b)]);
     const size_t at = s.A_starts[static_cast<size_t>(b)];
     float* Q_b = Q + row * static_cast<size_t>(ld);
-    position_qk(
-        Q_b, Q_b + q, ld,
-        c.qk_norm ? a.qk_rstd.data() + row * static_cast<size_t>(h + c.kv_heads()) : nullptr,
-        s.length(b), 0, c);
+    position_qk(Q_b, Q_b + q, ld, qk_rstd_at(a, c, row), s.length(b), 0, c);
     attention_forward(a.heads.data() + row * heads, A + at, Q_b, Q_b + q, Q_b + q + k, s.length(b),
                       h, c.kv_heads(), c.d_k, c.d_v, c.attention_scale(), c.causal,
                       drop ? a.A_mask.data() + at : nullptr,
@@ -199,9 +203,8 @@ void attention_block_backward(const Config& c, const LayerWeights& w, const Grad
                        drop ? a.A_dropped.data() + at : nullptr, Q_b, Q_b + q, Q_b + q + k, T, h,
                        c.kv_heads(), c.d_k, c.d_v, c.attention_scale(), static_cast<int>(ld));
     // d loss / d Q and K before QK-norm and the rotary positions
-    position_qk_backward(
-        g.dQ.data() + row * q, g.dK.data() + row * k, Q_b, static_cast<int>(ld),
-        c.qk_norm ? a.qk_rstd.data() + row * static_cast<size_t>(h + c.kv_heads()) : nullptr, T, c);
+    position_qk_backward(g.dQ.data() + row * q, g.dK.data() + row * k, Q_b, static_cast<int>(ld),
+                         qk_rstd_at(a, c, row), T, c);
   }
   // Q = U W_q + b_q, K = U W_k + b_k, V = U W_v + b_v, U = norm1(X_in)
   const float* U = c.norm != Norm::kNone ? a.U1.data() : a.X_in.data();

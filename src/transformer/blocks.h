@@ -83,15 +83,15 @@ void logits_forward(float* logits, float* Z, const Model& model, int R);
 void logits_backward(float* dX, float* dZ, const Gradients& G, const Model& model,
                      const Activations& a, GradState& g);
 
-// [Q | K | V] [N, Config::qkv_width()] = U [W_q | W_k | W_v] + b: one product
-// with the fused weights when they are there (Weights::fuse_qkv), else three
-// into the same columns. Rotary positions are not applied here.
 // Rotary positions (rope), then QK-norm (qk_norm), on T rows of Q and K (rows
 // ld floats apart, at positions first ..), each only when the config has it;
 // rstd [T, h + kv] (may be null) keeps QK-norm's scales for the backward
 // pass. The two commute: a rotation keeps a head's root mean square.
 void position_qk(float* Q, float* K, int ld, float* rstd, int T, int first, const Config& c);
 
+// [Q | K | V] [N, Config::qkv_width()] = U [W_q | W_k | W_v] + b: one product
+// with the fused weights when they are there (Weights::fuse_qkv), else three
+// into the same columns. Rotary positions are not applied here.
 void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights& w, int N);
 
 // out[n] = X + O through the residual connection, or out = O without one
