@@ -23,6 +23,16 @@ struct ModelOptions {
   Model load() const { return load_model(paths()); }
 };
 
+// --stride N of `eval` and `score --document`: how far apart the scoring
+// windows of a long text start (Scorer::score); 0, the default, is half the
+// model's max_len, and 1 slides the window word by word.
+struct StrideOption {
+  int stride = 0;
+
+  CLI::Option* add_to(CLI::App& command);
+  int of(const Model& model) const;  // the stride in tokens for this model
+};
+
 // One result line on stdout, flushed (throws Error(kIo) when stdout is gone).
 void write_line(const std::string& line);
 // "nextword: MESSAGE" as one line on stderr, written at once. Control

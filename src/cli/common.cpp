@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -53,6 +54,20 @@ void report(const std::string& message) {
   std::string line = "nextword: " + escape_bytes(message);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+CLI::Option* StrideOption::add_to(CLI::App& command) {
+  return command
+      .add_option("--stride", stride,
+                  "Tokens between the starts of the scoring windows past a text's first max_len "
+                  "words: each word is read after max_len - N + 1 to max_len words before it "
+                  "(default: half of max_len; 1: every word after max_len, word by word)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("N");
+}
+
+int StrideOption::of(const Model& model) const {
+  return stride > 0 ? stride : std::max(1, model.config.max_len / 2);
 }
 
 }  // namespace nextword::cli

@@ -28,6 +28,7 @@ struct EvalCommand {
   CompletionOptions completion;
   std::string wikitext;
   WikitextEvalOptions wikitext_options;
+  StrideOption stride;
 
   void add_to(CLI::App& c) {
     model.add_to(c);
@@ -45,6 +46,7 @@ struct EvalCommand {
             ->type_name("FILE")
             ->excludes(text)
             ->excludes(keystrokes);
+    stride.add_to(c)->excludes(keystrokes)->excludes(file);
     WikitextEvalOptions& o = wikitext_options;
     CLI::Option* cache =
         c.add_flag("--cache", o.cache,
@@ -88,14 +90,14 @@ struct EvalCommand {
     if (!wikitext.empty()) return wikitext_measure(m);
     const std::vector<Document> documents = read_documents(files, m.config.tokenizer);
     Progress progress;
-    const EvalResult r = evaluate(m, documents, bar(progress));
+    const EvalResult r = evaluate(m, documents, bar(progress), stride.of(m));
     progress.finish();
     if (format == "json") {
       nlohmann::ordered_json j = {
           {"documents", r.documents},         {"tokens", r.tokens},
           {"unknown_rate", r.unknown_rate()}, {"cross_entropy", r.cross_entropy},
           {"perplexity", r.perplexity()},     {"top1", r.top1_accuracy()},
-          {"top5", r.top5_accuracy()}};
+          {"top5", r.top5_accuracy()},        {"stride", stride.of(m)}};
       write_line(j.dump());
       return 0;
     }
@@ -103,10 +105,10 @@ struct EvalCommand {
     std::snprintf(text, sizeof text,
                   "documents      %lld\ntokens         %lld\nunknown        %.2f%%\n"
                   "cross-entropy  %.4f nats\nperplexity     %.2f\ntop-1          %.4f\n"
-                  "top-5          %.4f",
+                  "top-5          %.4f\nstride         %d",
                   static_cast<long long>(r.documents), static_cast<long long>(r.tokens),
                   100 * r.unknown_rate(), r.cross_entropy, r.perplexity(), r.top1_accuracy(),
-                  r.top5_accuracy());
+                  r.top5_accuracy(), stride.of(m));
     write_line(text);
     return 0;
   }

@@ -42,6 +42,7 @@ struct ScoreCommand {
   int threads = 0;
   std::optional<double> min_perplexity, max_perplexity;
   std::string document;
+  StrideOption stride;
   std::unique_ptr<UnknownWords> unknown_words;  // q, made at the first word outside the vocabulary
   std::unique_ptr<Predictor> predictor;         // a subword model's word search, for ranks
 
@@ -68,6 +69,7 @@ struct ScoreCommand {
                                            "Score this whole file as one text, as `eval` reads it");
     for (CLI::Option* filter : {low, high}) filter->excludes(f)->excludes(file);
     file->excludes("text");
+    stride.add_to(command)->needs(file);
   }
 
   bool filtering() const { return min_perplexity || max_perplexity; }
@@ -139,7 +141,7 @@ struct ScoreCommand {
     std::vector<std::vector<int>> stream{document_stream(m, documents)};
     const std::vector<std::string> tokens = document_tokens(m, documents, stream[0]);
     std::vector<std::vector<TokenScore>> scores;
-    scorer.score(stream, scores);
+    scorer.score(stream, scores, {}, stride.of(m));
     const std::vector<WordScore> scored = words_of(m, tokens, stream[0], scores[0]);
     add(scored, tally);
     ++tally.lines;

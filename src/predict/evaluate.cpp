@@ -21,12 +21,12 @@ double EvalResult::top5_accuracy() const {
 }
 
 EvalResult evaluate(const Model& model, const std::vector<Document>& documents,
-                    const std::function<void(int64_t, int64_t)>& progress) {
+                    const std::function<void(int64_t, int64_t)>& progress, int stride) {
   EvalResult result;
   for (const Document& document : documents) result.documents += !document.empty();
   const std::vector<std::vector<int>> stream{document_stream(model, documents)};
   std::vector<std::vector<TokenScore>> scores;
-  Scorer(model).score(stream, scores, progress);
+  Scorer(model).score(stream, scores, progress, stride);
   std::unique_ptr<UnknownWords> unknown_words;
   add_spelling(model, unknown_words, document_tokens(model, documents, stream[0]), stream[0],
                scores[0]);

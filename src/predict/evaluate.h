@@ -3,7 +3,8 @@
 // The text is read as training reads it: each document (text/documents.h)
 // after a bos token, back to back. The word at position t is predicted from
 // the max_len tokens before it (a sliding window over that stream, fewer at
-// its start), exactly as `nextword predict` would from that context.
+// its start), exactly as `nextword predict` would from that context; or, with
+// a stride, from windows that move several words at a time.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,9 @@ struct EvalResult {
 };
 
 // `progress(done, total)` is called now and then with positions scored so far.
+// `stride` as for Scorer::score (1: every word after the first max_len read
+// after exactly max_len tokens).
 EvalResult evaluate(const Model& model, const std::vector<Document>& documents,
-                    const std::function<void(int64_t, int64_t)>& progress = {});
+                    const std::function<void(int64_t, int64_t)>& progress = {}, int stride = 1);
 
 }  // namespace nextword

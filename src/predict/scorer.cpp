@@ -13,12 +13,13 @@
 namespace nextword {
 
 // Tokens stream[start .. start+length-1] through the model. With all
-// positions, row i predicts token start+i+1 (for every i up to the
-// window's end); otherwise the one row predicts start+length.
+// positions, row i predicts token start+i+1, scored from row `first` on;
+// otherwise the one row predicts start+length.
 struct Scorer::Pass {
   size_t stream;
   int start;
   int length;
+  int first = 0;
 };
 
 struct Scorer::Group {
@@ -73,9 +74,10 @@ std::vector<std::string> document_tokens(const Model& model, const std::vector<D
 
 void Scorer::score(std::span<const std::vector<int>> streams,
                    std::vector<std::vector<TokenScore>>& out,
-                   const std::function<void(int64_t, int64_t)>& progress) {
+                   const std::function<void(int64_t, int64_t)>& progress, int stride) {
   const int L = model_.config.max_len;
   const bool causal = model_.config.causal;
+  const int S = causal ? std::clamp(stride, 1, L) : 1;
   // Every position after the first gets a slot; bos targets keep rank 0
   // and are dropped at the end.
   out.assign(streams.size(), {});
@@ -107,8 +109,17 @@ void Scorer::score(std::span<const std::vector<int>> streams,
       if (T > 0) add({s, 0, T}, true);
     }
   }
-  // The rest: target t from the window of the L tokens before it.
-  for (size_t s = 0; s < streams.size(); ++s) {
+  // The rest, strided: windows of L tokens S apart, each scoring its last S
+  // targets (each read after at least L - S + 1 tokens), all positions at once.
+  for (size_t s = 0; S > 1 && s < streams.size(); ++s) {
+    const int n = static_cast<int>(streams[s].size());
+    for (int start = S; start + L - S + 1 < n; start += S) {
+      const int last = std::min(start + L, n - 1);
+      add({s, start, last - start, L - S}, true);
+    }
+  }
+  // Or one window per target: target t from the L tokens before it.
+  for (size_t s = 0; S == 1 && s < streams.size(); ++s) {
     const int n = static_cast<int>(streams[s].size());
     for (int t = causal ? L + 1 : 1; t < n; ++t) {
       if (streams[s][static_cast<size_t>(t)] == model_.bos_id) continue;
@@ -129,7 +140,7 @@ void Scorer::score(std::span<const std::vector<int>> streams,
     run(group, streams, workspaces_[static_cast<size_t>(omp_get_thread_num())], out);
 #pragma omp critical(nextword_scorer_progress)
     {
-      for (const Pass& p : group.passes) done += group.all_positions ? p.length : 1;
+      for (const Pass& p : group.passes) done += group.all_positions ? p.length - p.first : 1;
       if (progress) progress(std::min(done, total), total);
     }
   }
@@ -143,17 +154,22 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
   const bool all_positions = group.all_positions;
   w.ids.clear();
   w.lengths.clear();
-  // targets[row] = (stream, position) that logits row `row` predicts
+  // targets[j] = (stream, position) that logits row logit_rows[j] predicts
   std::vector<std::pair<size_t, int>> targets;
-  std::vector<const Pass*> passes;  // of each row
+  std::vector<int> logit_rows;
+  std::vector<const Pass*> passes;  // of each target
+  int row = 0;                      // the pass's first logits row
   for (const Pass& p : group.passes) {
     const std::vector<int>& stream = streams[p.stream];
     w.ids.insert(w.ids.end(), stream.begin() + p.start, stream.begin() + p.start + p.length);
     w.lengths.push_back(p.length);
-    for (int t = all_positions ? p.start + 1 : p.start + p.length; t <= p.start + p.length; ++t) {
+    const int first = all_positions ? p.start + 1 : p.start + p.length;
+    for (int t = first + p.first; t <= p.start + p.length; ++t) {
       targets.emplace_back(p.stream, t);
+      logit_rows.push_back(row + (t - first));
       passes.push_back(&p);
     }
+    row += all_positions ? p.length : 1;
   }
   ForwardOptions options;
   options.all_positions = all_positions;
@@ -165,7 +181,7 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
     const auto [s, t] = targets[static_cast<size_t>(r)];
     const int id = streams[s][static_cast<size_t>(t)];
     if (id == model_.bos_id) continue;
-    float* logits = w.state.logits.data() + area(r, V);
+    float* logits = w.state.logits.data() + area(logit_rows[static_cast<size_t>(r)], V);
     // The memory reads the window's tokens before the target.
     const Pass& p = *passes[static_cast<size_t>(r)];
     const std::vector<int>& stream = streams[s];

@@ -47,8 +47,12 @@ class Scorer {
   // Scores every stream; out[s] gets stream s's scores, in position order.
   // Streams are independent: no context crosses from one to the next.
   // `progress(done, total)` (when given) hears of targets scored after each pass.
+  // `stride` S > 1 (causal models): past a stream's first max_len targets,
+  // windows of max_len tokens start S tokens apart and each scores its last
+  // S targets in one pass, so each target is read after max_len - S + 1 to
+  // max_len tokens instead of max_len; 1 slides the window target by target.
   void score(std::span<const std::vector<int>> streams, std::vector<std::vector<TokenScore>>& out,
-             const std::function<void(int64_t, int64_t)>& progress = {});
+             const std::function<void(int64_t, int64_t)>& progress = {}, int stride = 1);
 
  private:
   struct Pass;   // one window of one stream and the targets it scores

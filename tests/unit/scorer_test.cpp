@@ -1,6 +1,6 @@
 // Scoring streams word by word (predict/scorer.h): log-probabilities and
 // ranks worked by hand on the fruit model and on a model without layers,
-// windows sliding past max_len, a model whose attention is not causal, bos
+// windows sliding past max_len or strided, a model whose attention is not causal, bos
 // targets left out, and many streams in one call against each alone.
 #include "predict/scorer.h"
 
@@ -57,10 +57,19 @@ TokenScore predicted(Predictor& predictor, const std::vector<int>& context, int 
   return s;
 }
 
-// Every target of `stream` (bos excepted) against Predictor on the last
-// max_len tokens before it.
+// Where the context of target t starts with stride S: the stream's start
+// for the first max_len targets; after them the window that starts at the
+// first multiple of S from which t is at most max_len tokens on (S = 1: the
+// last max_len tokens before t).
+int window_start(int t, int L, int S) {
+  if (t <= L) return 0;
+  return (t - L + S - 1) / S * S;
+}
+
+// Every target of `stream` (bos excepted) against Predictor on the tokens
+// before it from window_start on.
 void check_against_predictor(const Model& m, const std::vector<int>& stream,
-                             const std::vector<TokenScore>& scores) {
+                             const std::vector<TokenScore>& scores, int stride = 1) {
   Predictor predictor(m);
   const int L = m.config.max_len;
   size_t next = 0;
@@ -70,7 +79,7 @@ void check_against_predictor(const Model& m, const std::vector<int>& stream,
     REQUIRE(next < scores.size());
     const TokenScore& got = scores[next++];
     CHECK(got.position == t);
-    const auto begin = stream.begin() + std::max(0, t - L);
+    const auto begin = stream.begin() + window_start(t, L, stride);
     const TokenScore want =
         predicted(predictor, {begin, stream.begin() + t}, stream[static_cast<size_t>(t)]);
     CHECK(got.logprob == Approx(want.logprob).margin(1e-5));
@@ -212,6 +221,34 @@ TEST_CASE("score slides max_len windows: each target as Predictor sees its conte
   const std::vector<TokenScore> s = score_one(plain, words);
   CHECK(s.size() == 14);
   check_against_predictor(plain, words, s);
+}
+
+TEST_CASE("with a stride, windows S apart score their last S targets", "[scorer]") {
+  const Model m = testing::random_model(testing::small_config(), true, true, 23);
+  const int L = m.config.max_len;  // 6
+  REQUIRE(L == 6);
+  // By hand for S = 4: targets 1-6 from the stream's start, 7-10 from the
+  // window at 4 (7 read after 3 tokens, 10 after 6), 11-14 from the one at 8.
+  CHECK(window_start(6, L, 4) == 0);
+  CHECK(window_start(7, L, 4) == 4);
+  CHECK(window_start(10, L, 4) == 4);
+  CHECK(window_start(11, L, 4) == 8);
+  CHECK(window_start(9, L, 1) == 3);
+  for (const int stride : {2, 3, 4, 6}) {
+    for (const int n : {5, 7, 25, 26, 27}) {
+      INFO("stride " << stride << ", " << n << " tokens");
+      std::vector<int> stream = words_stream(m, n, stride + n);
+      if (n > 20) stream[15] = m.bos_id;  // a bos inside: context, never a target
+      Scorer scorer(m);
+      std::vector<std::vector<TokenScore>> out;
+      int64_t done = -1, total = -1;
+      scorer.score(std::vector<std::vector<int>>{stream}, out,
+                   [&](int64_t d, int64_t all) { done = d, total = all; }, stride);
+      REQUIRE(out.size() == 1);
+      check_against_predictor(m, stream, out[0], stride);
+      if (total >= 0) CHECK(done == total);
+    }
+  }
 }
 
 TEST_CASE("a model that is not causal scores each target from its own window only", "[scorer]") {
