@@ -154,11 +154,12 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
   const bool all_positions = group.all_positions;
   w.ids.clear();
   w.lengths.clear();
-  // targets[j] = (stream, position) that logits row logit_rows[j] predicts
+  // targets[j] = (stream, position) that logits row j predicts, from the
+  // position positions[j] of the group's passes (with all positions)
   std::vector<std::pair<size_t, int>> targets;
-  std::vector<int> logit_rows;
+  std::vector<int> positions;
   std::vector<const Pass*> passes;  // of each target
-  int row = 0;                      // the pass's first logits row
+  int row = 0;                      // the pass's first position
   for (const Pass& p : group.passes) {
     const std::vector<int>& stream = streams[p.stream];
     w.ids.insert(w.ids.end(), stream.begin() + p.start, stream.begin() + p.start + p.length);
@@ -166,13 +167,16 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
     const int first = all_positions ? p.start + 1 : p.start + p.length;
     for (int t = first + p.first; t <= p.start + p.length; ++t) {
       targets.emplace_back(p.stream, t);
-      logit_rows.push_back(row + (t - first));
+      positions.push_back(row + (t - first));
       passes.push_back(&p);
     }
-    row += all_positions ? p.length : 1;
+    row += p.length;
   }
+  // Only the targets' rows through the classifier, which costs more than
+  // the layers below it: a strided window scores its last S.
   ForwardOptions options;
   options.all_positions = all_positions;
+  if (all_positions) options.rows = positions;
   forward(model_, w.state, w.ids.data(), w.lengths, options);
   const int V = model_.config.vocab_size;
   const auto rows = static_cast<int>(targets.size());
@@ -181,7 +185,7 @@ void Scorer::run(const Group& group, std::span<const std::vector<int>> streams, 
     const auto [s, t] = targets[static_cast<size_t>(r)];
     const int id = streams[s][static_cast<size_t>(t)];
     if (id == model_.bos_id) continue;
-    float* logits = w.state.logits.data() + area(logit_rows[static_cast<size_t>(r)], V);
+    float* logits = w.state.logits.data() + area(r, V);
     // The memory reads the window's tokens before the target.
     const Pass& p = *passes[static_cast<size_t>(r)];
     const std::vector<int>& stream = streams[s];

@@ -93,7 +93,9 @@ void forward(const Model& model, RunState& s, const int* ids, std::span<const in
   const int d = c.d_model, L = c.n_layers;
   s.sequences.lay_out(lengths, c.n_heads);
   const Sequences& seq = s.sequences;
-  const int N = seq.N(), R = o.all_positions ? N : seq.B;
+  const bool some_rows = o.all_positions && !o.rows.empty();
+  const int N = seq.N();
+  const int R = some_rows ? static_cast<int>(o.rows.size()) : o.all_positions ? N : seq.B;
   s.all_positions = o.all_positions;
   reserve_layer(s.scratch, c, N, seq.attention_size(), false);
   reserve_attention(s.A, c, seq.attention_size());
@@ -112,7 +114,13 @@ void forward(const Model& model, RunState& s, const int* ids, std::span<const in
                             s.branch.data(), Dropout{});
     ffn_block_forward(c, w, l, N, s.scratch, s.branch.data(), out, Dropout{});
   }
-  if (o.all_positions) {
+  if (some_rows) {
+    for (int r = 0; r < R; ++r) {
+      const int at = o.rows[static_cast<size_t>(r)];
+      const float* x = s.X_out.data() + area(at, d);
+      std::copy(x, x + d, s.Z.data() + area(r, d));
+    }
+  } else if (o.all_positions) {
     std::copy(s.X_out.begin(), s.X_out.end(), s.Z.begin());
   } else {
     for (int b = 0; b < seq.B; ++b) {

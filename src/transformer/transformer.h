@@ -20,6 +20,10 @@ namespace nextword {
 
 struct ForwardOptions {
   bool all_positions = false;  // logits for every position, else each sequence's last
+  // With all_positions, logits for these positions only (indices into the N
+  // positions of all sequences), row j of state.logits for rows[j]: a
+  // strided score reads half of each window. Empty: every position.
+  std::span<const int> rows;
 };
 
 // Prediction: runs ids [B, T], B windows of T tokens (1 <= T <= max_len),
