@@ -204,7 +204,7 @@ struct BenchCommand {
     }
     std::string text;
     append_as_text(text, words);
-    const std::optional<Lexicon> lexicon = CompletionOptions{}.load_lexicon(m.paths);
+    const std::optional<LexiconIndex> lexicon = CompletionOptions{}.load_lexicon_index(m);
     Completer completer(m, lexicon ? &*lexicon : nullptr, {});
     std::vector<double> all, new_word, inside;
     for (size_t i = 0; i <= text.size(); ++i) {

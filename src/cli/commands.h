@@ -68,6 +68,8 @@ CLI::App* add_models_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
 // nextword memory TEXT... [-m DIR] [--order N] [--cutoffs C,...] [--dev FILE]
 CLI::App* add_memory_command(CLI::App& app, std::function<int()>& run);
+// nextword lexicon [-m DIR] [--lexicon FILE] [-o FILE]
+CLI::App* add_lexicon_command(CLI::App& app, std::function<int()>& run);
 // nextword eval TEXT... [-m DIR]
 CLI::App* add_eval_command(CLI::App& app, std::function<int()>& run);
 // nextword convert INPUT OUTPUT [--numbers]

@@ -47,7 +47,7 @@ struct CompleteCommand {
                      : format == "tsv" ? Format::kTsv
                                        : Format::kText;
     const Model m = model.load();
-    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    const std::optional<LexiconIndex> lexicon = completion.load_lexicon_index(m);
     Completer completer = completion.make_completer(m, lexicon ? &*lexicon : nullptr);
     if (!words.empty()) {
       const std::string text = join(words);

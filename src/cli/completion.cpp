@@ -132,7 +132,15 @@ std::optional<Lexicon> CompletionOptions::load_lexicon(const ModelPaths& paths) 
   return read_lexicon_beside(paths.vocab);
 }
 
-Completer CompletionOptions::make_completer(const Model& model, const Lexicon* lexicon_of) const {
+std::optional<LexiconIndex> CompletionOptions::load_lexicon_index(const Model& model) const {
+  const LexiconIndexSource source = LexiconIndexSource::of(model);
+  if (!lexicon.empty()) return LexiconIndex::build(read_lexicon(lexicon), source);
+  if (model.paths.vocab.empty()) return std::nullopt;
+  return LexiconIndex::beside(model.paths.vocab, source);
+}
+
+Completer CompletionOptions::make_completer(const Model& model,
+                                            const LexiconIndex* lexicon_of) const {
   CompleteOptions o = options;
   if (!history.empty()) o.learn = true;
   if (const std::string problem = complete_options_problem(o, "--"); !problem.empty()) {

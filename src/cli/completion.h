@@ -12,6 +12,7 @@
 #include "cli/record_stream.h"
 #include "complete/completer.h"
 #include "model/lexicon.h"
+#include "model/lexicon_index.h"
 #include "model/model_file.h"
 #include "views/records.h"
 
@@ -19,16 +20,19 @@ namespace nextword::cli {
 
 struct CompletionOptions {
   CompleteOptions options;
-  std::string lexicon;  // --lexicon FILE; default: lexicon.tsv beside vocab.json, if there
+  std::string lexicon;  // --lexicon FILE; default: the lexicon beside vocab.json, if there
   std::string history;  // --history FILE: learned at start (and appended to by `type`)
 
   // -k, --no-repeat, --learn, --history, --lexicon.
   void add_to(CLI::App& command);
   // The lexicon to use, if any (a named one must exist; throws model errors).
   std::optional<Lexicon> load_lexicon(const ModelPaths& paths) const;
+  // The same, indexed for completing: --lexicon's file indexed in memory,
+  // else the index beside the model (model/lexicon_index.h).
+  std::optional<LexiconIndex> load_lexicon_index(const Model& model) const;
   // A completer for `model`, with the history learned (throws Error naming
   // the history file and line when it is not text).
-  Completer make_completer(const Model& model, const Lexicon* lexicon) const;
+  Completer make_completer(const Model& model, const LexiconIndex* lexicon) const;
 };
 
 // The end of history file `path` (at most kMaxHistoryBytes, from a line

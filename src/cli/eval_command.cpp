@@ -261,7 +261,7 @@ struct EvalCommand {
   int keystroke_savings(const Model& m) const {
     std::string text;
     for (const std::string& file : files) text += read_text_file(file) + "\n";
-    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    const std::optional<LexiconIndex> lexicon = completion.load_lexicon_index(m);
     Completer completer = completion.make_completer(m, lexicon ? &*lexicon : nullptr);
     std::vector<double> ms;
     const KeystrokeCount k =

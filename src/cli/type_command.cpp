@@ -71,7 +71,7 @@ struct TypeCommand {
     set_threading(Threading::kRows, 1);  // one context per forward pass: too small to split
     editor::Terminal terminal;           // first: without a terminal, nothing else is worth doing
     const Model m = model.load();
-    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    const std::optional<LexiconIndex> lexicon = completion.load_lexicon_index(m);
     Completer completer = completion.make_completer(m, lexicon ? &*lexicon : nullptr);
     terminal.start();  // only now: a model or history error above leaves the terminal as it was
     editor::Line line;

@@ -43,7 +43,8 @@ const char* source_name(Source source) {
   return "model";
 }
 
-Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteOptions& options)
+Completer::Completer(const Model& model, const LexiconIndex* lexicon,
+                     const CompleteOptions& options)
     : model_(model),
       lexicon_(lexicon),
       options_(options),
@@ -60,59 +61,58 @@ Completer::Completer(const Model& model, const Lexicon* lexicon, const CompleteO
   mixed_parts_ = model.memory != nullptr && !model.subword &&
                  (!options.learn || options.model_temperature == 1);
   if (mixed_parts_) predictor_.set_mixing(false);
-  const Vocabulary& vocab = model.vocab;
-  for (int id = 0; id < vocab.size(); ++id) {
-    if (model.is_special(id) || !has_letter_or_digit(vocab.word(id))) continue;
-    candidates_.push_back({std::string(vocab.word(id)), fold_case(vocab.word(id)), id, 0});
-    by_key_.emplace(candidates_.back().key, static_cast<int>(candidates_.size()) - 1);
+  // The vocabulary's words and their keys from the index (lexicon.bin, or
+  // made here for a model without one), in id order and by key.
+  if (lexicon_ == nullptr) {
+    own_index_ = std::make_shared<const LexiconIndex>(
+        LexiconIndex::build(Lexicon{}, LexiconIndexSource::of(model)));
+    lexicon_ = own_index_.get();
   }
-  lexicon_begin_ = static_cast<int>(candidates_.size());
-  vocabulary_.resize(static_cast<size_t>(lexicon_begin_));
+  const Vocabulary& vocab = model.vocab;
+  const size_t m = lexicon_->vocabulary_size();
+  candidates_.reserve(m);
+  for (size_t j = 0; j < m; ++j) {
+    const LexiconIndex::VocabularyWord w = lexicon_->vocabulary_word(j);
+    candidates_.push_back(
+        {std::string(vocab.word(w.id)), std::string(w.key), w.id, 0, static_cast<int64_t>(j)});
+  }
+  lexicon_begin_ = static_cast<int>(m);
+  vocabulary_.resize(m);
   std::iota(vocabulary_.begin(), vocabulary_.end(), 0);
-  vocabulary_by_key_ = by_key(0, lexicon_begin_);
+  vocabulary_by_key_.resize(m);
+  for (size_t j = 0; j < m; ++j) {
+    vocabulary_by_key_[j] = static_cast<int>(lexicon_->vocabulary_by_key(j));
+  }
   candidate_of_id_.assign(static_cast<size_t>(vocab.size()), -1);
-  for (size_t j = 0; j < vocabulary_.size(); ++j) {
-    vocabulary_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_[j])].id);
-    candidate_of_id_[static_cast<size_t>(vocabulary_ids_.back())] = vocabulary_[j];
+  for (size_t j = 0; j < m; ++j) {
+    vocabulary_ids_.push_back(candidates_[j].id);
+    candidate_of_id_[static_cast<size_t>(vocabulary_ids_.back())] = static_cast<int>(j);
     vocabulary_key_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_by_key_[j])].id);
   }
-  if (lexicon_ != nullptr) {
-    // The lexicon's words outside the vocabulary (a large lexicon, such as
-    // the English model's 854,454 words, is most of the start-up).
-    std::vector<const LexiconEntry*> outside;
-    outside.reserve(lexicon_->entries.size());
-    double oov_count = 0;
-    for (const LexiconEntry& e : lexicon_->entries) {
-      if (vocab.find(e.word) >= 0) continue;
-      oov_count += static_cast<double>(e.count);
-      outside.push_back(&e);
-    }
-    candidates_.reserve(candidates_.size() + outside.size());
-    by_key_.reserve(candidates_.size() + outside.size());
-    for (const LexiconEntry* e : outside) {
-      if (!has_letter_or_digit(e->word)) continue;
-      const int next = static_cast<int>(candidates_.size());
-      const auto [at, added] = by_key_.emplace(fold_case(e->word), next);
-      if (!added) continue;  // spelled as a vocabulary word, up to case
-      candidates_.push_back({e->word, at->first, -1, static_cast<double>(e->count) / oov_count});
-    }
-  }
-  lexicon_end_ = static_cast<int>(candidates_.size());
-  lexicon_by_key_ = by_key(lexicon_begin_, lexicon_end_);
-}
-
-std::vector<int> Completer::by_key(int begin, int end) const {
-  std::vector<int> order(static_cast<size_t>(end - begin));
-  std::iota(order.begin(), order.end(), begin);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return candidates_[static_cast<size_t>(a)].key < candidates_[static_cast<size_t>(b)].key;
-  });
-  return order;
 }
 
 int Completer::candidate_for(const std::string& key, std::string_view word) {
+  if (by_key_.empty()) {
+    // The first word learned: the vocabulary's keys, the lower id first.
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      by_key_.emplace(candidates_[i].key, static_cast<int>(i));
+    }
+  }
   const auto [it, added] = by_key_.emplace(key, static_cast<int>(candidates_.size()));
-  if (added) candidates_.push_back({std::string(word), key, -1, 0});
+  if (!added) return it->second;
+  // A lexicon word keeps its spelling, count and place; a word of the
+  // writer's own ranks after all of the lexicon's.
+  const std::optional<size_t> rank = lexicon_ ? lexicon_->find(key) : std::nullopt;
+  if (rank) {
+    const LexiconIndex::Word w = lexicon_->at(*rank);
+    candidates_.push_back({std::string(w.word), key, -1,
+                           static_cast<double>(w.count) / lexicon_->oov_count(),
+                           lexicon_begin_ + static_cast<int64_t>(*rank)});
+  } else {
+    const auto lexicon_words = static_cast<int64_t>(lexicon_ ? lexicon_->size() : 0);
+    candidates_.push_back(
+        {std::string(word), key, -1, 0, lexicon_begin_ + lexicon_words + it->second});
+  }
   return it->second;
 }
 
@@ -146,15 +146,16 @@ Completion Completer::complete(std::string_view text) {
   // "states"), which the writer's case would offer twice: the more probable
   // one stands for both.
   std::unordered_set<std::string_view> offered_keys;
-  auto offer_word = [&](const std::string& key, std::string_view word, double probability,
+  auto offer_word = [&](std::string_view key, std::string_view word, double probability,
                         Source source) {
     if (!key.starts_with(prefix_key) || !offered_keys.insert(key).second) return false;
     // Offered as written: "that's" offered does not hide "that’s" once the
     // writer types ’.
-    if (options_.no_repeat && !offered_.insert(with_apostrophe(key, apostrophe)).second) {
+    if (options_.no_repeat &&
+        !offered_.insert(with_apostrophe(std::string(key), apostrophe)).second) {
       return false;
     }
-    const std::string_view form = cache_.form(key);
+    const std::string_view form = cache_.form(std::string(key));
     out.suggestions.push_back(
         {with_apostrophe(written_form(form.empty() ? word : form, capital), apostrophe),
          probability, source});
@@ -180,24 +181,31 @@ Completion Completer::complete(std::string_view text) {
   // Too few: the lexicon's words outside the vocabulary, most frequent first
   // (p(unk) * count / oov_count falls with the count).
   const double share = model_share();
-  auto offer_lexicon = [&](int i) {
-    if (cache_p_[static_cast<size_t>(i)] > 0) return false;  // ranked above with the caches
-    const double p = share * p_unk_ * candidates_[static_cast<size_t>(i)].share;
-    return offer(i, p, Source::kLexicon);
+  auto offer_lexicon = [&](size_t rank) {
+    const LexiconIndex::Word w = lexicon_->at(rank);
+    if (!w.key.starts_with(prefix_key)) return false;
+    // A word the writer used is a candidate, ranked above with the caches.
+    if (const auto it = cached_.empty() ? by_key_.end() : by_key_.find(std::string(w.key));
+        it != by_key_.end() && cache_p_[static_cast<size_t>(it->second)] > 0) {
+      return false;
+    }
+    const double p = share * p_unk_ * (static_cast<double>(w.count) / lexicon_->oov_count());
+    return offer_word(w.key, w.word, p, Source::kLexicon);
   };
   // The words whose keys start with the prefix, from the index by key, in
   // the lexicon's order; a short prefix that fits many walks the lexicon.
-  const auto [first, last] = fitting(lexicon_by_key_, prefix_key);
+  const auto [first, last] = lexicon_->fitting(prefix_key);
   if (last - first <= kLexiconFitting) {
-    fitting_.assign(first, last);
+    fitting_.clear();
+    for (size_t j = first; j < last; ++j) fitting_.push_back(lexicon_->rank_by_key(j));
     std::sort(fitting_.begin(), fitting_.end());
-    for (const int i : fitting_) {
-      if (offer_lexicon(i)) return out;
+    for (const size_t rank : fitting_) {
+      if (offer_lexicon(rank)) return out;
     }
     return out;
   }
-  for (int i = lexicon_begin_; i < lexicon_end_; ++i) {
-    if (offer_lexicon(i)) return out;
+  for (size_t rank = 0; rank < lexicon_->size(); ++rank) {
+    if (offer_lexicon(rank)) return out;
   }
   return out;
 }

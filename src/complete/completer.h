@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,7 +27,7 @@
 
 #include "complete/context_cache.h"
 #include "complete/word_cache.h"
-#include "model/lexicon.h"
+#include "model/lexicon_index.h"
 #include "model/model_file.h"
 #include "predict/memory_mixture.h"
 #include "predict/predictor.h"
@@ -75,7 +76,7 @@ struct Completion {
 class Completer {
  public:
   // `lexicon` may be null. The model and lexicon must outlive the completer.
-  Completer(const Model& model, const Lexicon* lexicon, const CompleteOptions& options);
+  Completer(const Model& model, const LexiconIndex* lexicon, const CompleteOptions& options);
 
   // The suggestions for `text`, everything typed so far (its whitespace at
   // the end included). With `learn`, the words it finished since the
@@ -97,17 +98,22 @@ class Completer {
 
  private:
   // A word that can be suggested: a vocabulary word, a lexicon word outside
-  // the vocabulary, or a word only the writer has used.
+  // the vocabulary the writer has used, or a word only the writer has used.
+  // (The lexicon's other words are offered from the index, never copied.)
   struct Candidate {
     std::string word;  // as the model or lexicon spells it
     std::string key;   // folded, for matching (text/words.h)
     int id = -1;       // vocabulary id, or -1
     double share = 0;  // count / oov_count for a lexicon word outside the vocabulary
+    // Equal probabilities rank in this order: the vocabulary's words, the
+    // lexicon's in its order, then the writer's own.
+    int64_t tie = 0;
   };
   struct Ranked {
     double probability;
     int candidate;
     Source source;
+    int64_t tie;
   };
 
   // p_model's weight in p(w): 1 - lambda - mu with learn, else 1.
@@ -133,10 +139,8 @@ class Completer {
   // How many of the best logits offer_ranked ranks exactly before the rest.
   static constexpr size_t kFirstRanked = 64;
   // Lexicon words fitting a prefix that are gathered by key; more walk the lexicon.
-  static constexpr std::ptrdiff_t kLexiconFitting = 4096;
+  static constexpr size_t kLexiconFitting = 4096;
 
-  // Candidates [begin, end) in the order of their keys.
-  std::vector<int> by_key(int begin, int end) const;
   int candidate_for(const std::string& key, std::string_view word);
   // Ranks every candidate for `tail` (a forward pass), unless it is the
   // context ranked last.
@@ -152,19 +156,20 @@ class Completer {
   void track_offered(std::string_view tail, const std::string& prefix_key);
 
   const Model& model_;
-  const Lexicon* lexicon_;
+  const LexiconIndex* lexicon_;  // never null: own_index_ without one given
+  std::shared_ptr<const LexiconIndex>
+      own_index_;  // the vocabulary's, for a model without a lexicon
   CompleteOptions options_;
   Predictor predictor_;
   std::vector<Candidate> candidates_;
-  std::unordered_map<std::string, int> by_key_;  // the best candidate of each key
+  // The best candidate of each key, from the first word learned on.
+  std::unordered_map<std::string, int> by_key_;
   // The vocabulary's candidates, candidates_[..lexicon_begin_), in their
   // order and in the order of their keys, with their vocabulary ids.
   std::vector<int> vocabulary_, vocabulary_ids_;
   std::vector<int> vocabulary_by_key_, vocabulary_key_ids_;
   std::vector<int> candidate_of_id_;  // each vocabulary id's candidate, or -1
-  int lexicon_begin_ = 0;             // candidates_[lexicon_begin_..] are lexicon words
-  int lexicon_end_ = 0;               // ... up to here, most frequent first
-  std::vector<int> lexicon_by_key_;   // those candidates in order of their keys
+  int lexicon_begin_ = 0;             // candidates_[lexicon_begin_..] are outside the vocabulary
   WordCache cache_;
   std::vector<int> cache_candidates_;  // the candidate of each of its entries
   ContextCache context_cache_;
@@ -181,7 +186,7 @@ class Completer {
   std::vector<float> gathered_;  // offer_ranked's logits (or memory parts) of the fitting words
   bool mixed_parts_ = false;     // the memory's mixture taken in parts_
   MixtureParts parts_;           // the ranked context's (with mixed_parts_)
-  std::vector<int> fitting_;     // lexicon candidates that fit the prefix
+  std::vector<size_t> fitting_;  // ranks of the lexicon words that fit the prefix
   std::vector<float> ranked_h_;  // the ranked context's vector (empty: none)
   size_t ranked_end_ = 0;        // where that context ends in the text
   bool learned_since_ranked_ = false;

@@ -96,7 +96,8 @@ Completer::Ranked Completer::rank(int i) const {
   const double model_part =
       model_share() * (c.id >= 0 ? model_probability(c.id) : p_unk_ * c.share);
   const double cache_part = cache_p_[static_cast<size_t>(i)];
-  return {model_part + cache_part, i, cache_part > model_part ? Source::kHistory : Source::kModel};
+  return {model_part + cache_part, i, cache_part > model_part ? Source::kHistory : Source::kModel,
+          c.tie};
 }
 
 double Completer::model_share() const {
@@ -104,7 +105,7 @@ double Completer::model_share() const {
 }
 
 bool Completer::better(const Ranked& a, const Ranked& b) {
-  return a.probability != b.probability ? a.probability > b.probability : a.candidate < b.candidate;
+  return a.probability != b.probability ? a.probability > b.probability : a.tie < b.tie;
 }
 
 std::pair<std::vector<int>::const_iterator, std::vector<int>::const_iterator> Completer::fitting(

@@ -62,7 +62,8 @@ struct Server::OpenDocument {
   std::optional<Completer> completer;  // made at the first completion
 };
 
-Server::Server(const Model& model, const Lexicon* lexicon, ServerSetup setup, Send send, Log log)
+Server::Server(const Model& model, const LexiconIndex* lexicon, ServerSetup setup, Send send,
+               Log log)
     : model_(model),
       lexicon_(lexicon),
       setup_(std::move(setup)),

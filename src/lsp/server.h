@@ -21,7 +21,7 @@
 #include "complete/completer.h"
 #include "lsp/document.h"
 #include "lsp/settings.h"
-#include "model/lexicon.h"
+#include "model/lexicon_index.h"
 #include "model/model_file.h"
 
 namespace nextword::lsp {
@@ -58,7 +58,7 @@ class Server {
   using Log = std::function<void(const std::string& line)>;
 
   // `lexicon` may be null; the model and lexicon must outlive the server.
-  Server(const Model& model, const Lexicon* lexicon, ServerSetup setup, Send send, Log log);
+  Server(const Model& model, const LexiconIndex* lexicon, ServerSetup setup, Send send, Log log);
   ~Server();
 
   // Handles one message (a parsed body).
@@ -101,7 +101,7 @@ class Server {
   void check_size(const std::string& uri, OpenDocument& document);
 
   const Model& model_;
-  const Lexicon* lexicon_;
+  const LexiconIndex* lexicon_;
   ServerSetup setup_;
   Send send_;
   Log log_;

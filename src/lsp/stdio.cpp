@@ -105,7 +105,7 @@ void read_messages(int in, const std::shared_ptr<Inbox>& inbox) {
 
 }  // namespace
 
-int serve_stdio(const Model& model, const Lexicon* lexicon, ServerSetup setup, int in, int out,
+int serve_stdio(const Model& model, const LexiconIndex* lexicon, ServerSetup setup, int in, int out,
                 const Server::Log& log) {
   bool gone = false;
   auto send = [&](const json& message) {

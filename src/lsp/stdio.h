@@ -11,7 +11,7 @@ namespace nextword::lsp {
 // Serves until the exit notification (its code: 0 after shutdown, else 1)
 // or the end of input (0 after shutdown, else 1); 1 when `out` is gone.
 // `log` gets one line per problem.
-int serve_stdio(const Model& model, const Lexicon* lexicon, ServerSetup setup, int in, int out,
+int serve_stdio(const Model& model, const LexiconIndex* lexicon, ServerSetup setup, int in, int out,
                 const Server::Log& log);
 
 }  // namespace nextword::lsp

@@ -49,7 +49,7 @@ struct LspCommand {
     // A client gone: its pipe's write fails with EPIPE, the server exits.
     std::signal(SIGPIPE, SIG_IGN);
     const Model m = model.load();
-    const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
+    const std::optional<LexiconIndex> lexicon = completion.load_lexicon_index(m);
     lsp::ServerSetup setup;
     setup.settings = settings;
     setup.settings.complete = completion.options;

@@ -90,7 +90,9 @@ struct ServeCommand {
     set_threading(Threading::kRows, 1);
     const Model m = model.load();
     const std::optional<Lexicon> lexicon = read_lexicon_beside(m.paths.vocab);
-    serve::serve(m, lexicon ? &*lexicon : nullptr, options,
+    const std::optional<LexiconIndex> index =
+        LexiconIndex::beside(m.paths.vocab, LexiconIndexSource::of(m));
+    serve::serve(m, lexicon ? &*lexicon : nullptr, index ? &*index : nullptr, options,
                  [](const std::string& line) { cli::report(line); });
     return 0;
   }

@@ -47,6 +47,7 @@ class FileBytes {
   const char* data() const { return data_; }
   size_t size() const { return size_; }
   std::string_view text() const { return {data_, size_}; }
+  bool mapped() const { return mapping_ != nullptr; }
 
   // Gives the whole pages before `p` back to the kernel: a reader that walks a
   // large JSON file once then holds about one page of it at a time instead of

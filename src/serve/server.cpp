@@ -26,9 +26,9 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 // A worker thread: takes batches from the queue until it is closed and drained.
-void work(const Model& model, const Lexicon* lexicon, WorkQueue& queue) {
+void work(const Model& model, const Lexicon* lexicon, const LexiconIndex* index, WorkQueue& queue) {
   set_worker_threads(1);  // the workers are the parallelism: one thread per product
-  Worker worker(model, lexicon);
+  Worker worker(model, lexicon, index);
   for (;;) {
     std::vector<std::unique_ptr<Job>> batch = queue.pop();
     if (batch.empty()) return;
@@ -105,8 +105,8 @@ class Listener {
 
 }  // namespace
 
-void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& options,
-           const std::function<void(const std::string&)>& log) {
+void serve(const Model& model, const Lexicon* lexicon, const LexiconIndex* index,
+           const ServerOptions& options, const std::function<void(const std::string&)>& log) {
   // Buffers of 128 KiB and more (request bodies, batch records) are mapped
   // and unmapped, not kept in the heap: otherwise one large free raises
   // glibc's threshold for good, and the bodies of a flood of slow clients
@@ -130,7 +130,7 @@ void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& opti
     }
   } workers{shared.queue, {}};
   for (int i = 0; i < options.threads; ++i) {
-    workers.threads.emplace_back(work, std::cref(model), lexicon, std::ref(shared.queue));
+    workers.threads.emplace_back(work, std::cref(model), lexicon, index, std::ref(shared.queue));
   }
   auto guard = std::make_optional(net::make_work_guard(io));
   net::signal_set signals(io, SIGINT, SIGTERM);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/lexicon.h"
+#include "model/lexicon_index.h"
 #include "model/model_file.h"
 
 namespace nextword::serve {
@@ -35,7 +36,7 @@ struct ServerOptions {
 // ("listening on http://HOST:PORT"), which systemd hears too when it runs
 // the server (serve/service_manager.h). Throws Error(kUsage) when the
 // address cannot be bound.
-void serve(const Model& model, const Lexicon* lexicon, const ServerOptions& options,
-           const std::function<void(const std::string&)>& log);
+void serve(const Model& model, const Lexicon* lexicon, const LexiconIndex* index,
+           const ServerOptions& options, const std::function<void(const std::string&)>& log);
 
 }  // namespace nextword::serve

@@ -72,8 +72,8 @@ int batch_key(const Call& call) {
   }
 }
 
-Worker::Worker(const Model& model, const Lexicon* lexicon)
-    : model_(model), lexicon_(lexicon), predictor_(model), scorer_(model) {}
+Worker::Worker(const Model& model, const Lexicon* lexicon, const LexiconIndex* index)
+    : model_(model), lexicon_(lexicon), index_(index), predictor_(model), scorer_(model) {}
 
 std::vector<Answer> Worker::run(std::span<const Call* const> calls) {
   try {
@@ -199,7 +199,7 @@ Answer Worker::one(const Call& call) {
   }
   // One typing session per call, as one `complete` process: a "texts" batch
   // is its successive states, their contexts run together as a stream's.
-  Completer completer(model_, lexicon_, call.complete);
+  Completer completer(model_, index_, call.complete);
   size_t done = 0;
   return answer_each(call, [&](const std::string& text) {
     if (call.batch && done % kCompleteBatch == 0) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/lexicon.h"
+#include "model/lexicon_index.h"
 #include "model/model_file.h"
 #include "predict/predictor.h"
 #include "predict/scorer.h"
@@ -36,8 +37,9 @@ using EventSink = std::function<bool(const std::string& event)>;
 
 class Worker {
  public:
-  // `lexicon` may be null; the model and lexicon outlive the worker.
-  Worker(const Model& model, const Lexicon* lexicon);
+  // `lexicon` (for the spelling of words outside the vocabulary) and
+  // `index` (for completing) may be null; they outlive the worker.
+  Worker(const Model& model, const Lexicon* lexicon, const LexiconIndex* index);
 
   // Answers calls that share a batch key (or one call), in order.
   std::vector<Answer> run(std::span<const Call* const> calls);
@@ -57,6 +59,7 @@ class Worker {
 
   const Model& model_;
   const Lexicon* lexicon_;
+  const LexiconIndex* index_;
   Predictor predictor_;
   Scorer scorer_;
   std::unique_ptr<UnknownWords> unknown_words_;  // q, made at the first word outside the vocabulary

@@ -13,6 +13,7 @@
 #include "base/threading.h"
 #include "math/layers.h"
 #include "math/training_products.h"
+#include "model/lexicon_index.h"
 #include "train/checkpoint.h"
 #include "train/corpus.h"
 #include "train/data_parallel.h"
@@ -285,8 +286,14 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   if (primary && run.step == 0) {  // the vocabulary at once, and every word seen with its count
     save_trained_model(run.model);
     if (run.lexicon) {
-      write_file_atomically((std::filesystem::path(o.out_dir) / "lexicon.tsv").string(),
-                            *run.lexicon);
+      const std::filesystem::path dir(o.out_dir);
+      write_file_atomically((dir / "lexicon.tsv").string(), *run.lexicon);
+      // Its index, for completing with the model (model/lexicon_index.h).
+      LexiconIndexSource source = LexiconIndexSource::of(run.model);
+      source.lexicon_bytes = run.lexicon->size();
+      write_file_atomically(
+          (dir / "lexicon.bin").string(),
+          LexiconIndex::bytes_of(parse_lexicon("lexicon.tsv", *run.lexicon), source));
     }
   }
 

@@ -391,7 +391,8 @@ class TrainAndEval(unittest.TestCase):
         self.assertEqual([p["step"] for p in reports], list(range(10, 201, 10)))
         self.assertIn("val_loss", reports[-1])
         self.assertEqual(sorted(os.listdir(out)),
-                         ["checkpoint.json", "lexicon.tsv", "vocab.json", "weights.json"])
+                         ["checkpoint.json", "lexicon.bin", "lexicon.tsv", "vocab.json",
+                          "weights.json"])
         # lexicon.tsv: every word of the text with its count, most frequent
         # first; the vocabulary is <unk>, <bos>, then its first words.
         lexicon = [line.split("\t") for line in read(os.path.join(out, "lexicon.tsv")).splitlines()]
@@ -505,6 +506,10 @@ class TrainAndEval(unittest.TestCase):
                 "--vocab-size", "4096", "--d-model", "8", "--layers", "1", "--heads", "1",
                 "--d-ff", "8", "--context", "64", "--batch", "1", "--steps", "1")
         self.assertEqual(r.returncode, 0, r.stderr)
+        # lexicon.bin: train's index and the one the build made (`nextword lexicon`).
+        with open(os.path.join(out, "lexicon.bin"), "rb") as f, \
+                open(os.path.join(DATA, "stories", "lexicon.bin"), "rb") as g:
+            self.assertEqual(f.read(), g.read())
         for name in ("lexicon.tsv", "vocab.json"):
             self.assertEqual(read(os.path.join(out, name)),
                              read(os.path.join(DATA, "stories", name)), name)

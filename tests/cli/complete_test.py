@@ -148,6 +148,55 @@ class Complete(unittest.TestCase):
         # Without one, a model still works.
         self.assertEqual(run("complete", "-m", self.fruit, "banana apple pe").stdout, "\n")
 
+    def test_lexicon_index(self):
+        """lexicon.bin (nextword lexicon, made at build time for the shipped
+        models): the same suggestions as the lexicon.tsv it indexes, read in
+        its place only while it matches that file."""
+        model = os.path.join(self.tmp, "english")
+        os.mkdir(model)
+        for name in ("vocab.json", "weights.safetensors", "memory.bin", "lexicon.tsv"):
+            shutil.copy2(os.path.join(DATA, "english", name), model)
+        typed = "".join(phrase[:cut] + "\n" for phrase in (
+            "the end of the Second World", "in the village of Zwolle", "a kind of quasiparticle",
+            "He was born in Lyonnais", "the Treaty of Westphalia", "an Inuk", "xq")
+            for cut in range(1, len(phrase) + 1))
+        args = ("complete", "-m", model, "-f", "json", "--learn")
+        from_tsv = run(*args, stdin=typed)
+        self.assertEqual(from_tsv.returncode, 0, from_tsv.stderr)
+        r = run("lexicon", "-m", model, "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        summary = json.loads(r.stdout)
+        self.assertEqual(list(summary), ["file", "bytes", "lexicon_words", "offered_words",
+                                         "oov_count"])
+        self.assertEqual(summary["file"], os.path.join(model, "lexicon.bin"))
+        self.assertEqual(summary["lexicon_words"], 854454)
+        self.assertEqual(summary["bytes"], os.path.getsize(os.path.join(model, "lexicon.bin")))
+        from_bin = run(*args, stdin=typed)
+        self.assertEqual(from_bin.stdout, from_tsv.stdout)
+        lexicon_words = [s["word"] for line in from_bin.stdout.splitlines()
+                         for s in json.loads(line)["suggestions"] if s["source"] == "lexicon"]
+        self.assertIn("Zwolle-IJssel", lexicon_words)
+        # The shipped model's index is the one `nextword lexicon` writes.
+        with open(os.path.join(model, "lexicon.bin"), "rb") as f, \
+                open(os.path.join(DATA, "english", "lexicon.bin"), "rb") as g:
+            self.assertEqual(f.read(), g.read())
+        # The .tsv changed afterwards: read, not the index made from the old one.
+        with open(os.path.join(model, "lexicon.tsv"), "a", encoding="utf-8") as f:
+            f.write("Zwollezwolle\t1\n")
+        r = run("complete", "-m", model, "in Zwollez")
+        self.assertEqual(r.stdout, "Zwollezwolle\n")
+        # A broken index: one line naming it and the field.
+        with open(os.path.join(model, "lexicon.bin"), "r+b") as f:
+            f.write(b"NOTANIDX")
+        os.utime(os.path.join(model, "lexicon.bin"), None)
+        r = run("complete", "-m", model, "in Zwo")
+        self.assertEqual((r.returncode, r.stdout), (MODEL, ""))
+        self.assertEqual(r.stderr, "nextword: %s: magic: not a lexicon index "
+                         "(expected \"NWLEXIDX\")\n" % os.path.join(model, "lexicon.bin"))
+        r = run("lexicon", "-m", self.fruit)
+        self.assertEqual((r.returncode, r.stdout), (MODEL, ""))
+        self.assertIn("lexicon.tsv: cannot open", r.stderr)
+
     def test_no_repeat(self):
         stdin = "banana apple \nbanana apple p\n"
         plain = run("complete", "-m", self.fruit, "-k", "1", stdin=stdin).stdout

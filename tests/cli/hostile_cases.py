@@ -392,7 +392,7 @@ def full_disk_cases(tmp):
                     *WIDER, "-f", "json"]),
                IO, f"{model}/", None, progress=True)
         names = sorted(os.listdir(model))
-        if names != ["checkpoint.json", "lexicon.tsv", "vocab.json", "weights.json"]:
+        if names != ["checkpoint.json", "lexicon.bin", "lexicon.tsv", "vocab.json", "weights.json"]:
             failures.append(f"train on a full disk left {names}")
         with open(os.path.join(model, "checkpoint.json"), encoding="utf-8") as f:
             step = json.load(f)["step"]
@@ -544,7 +544,7 @@ def train_signal_cases(tmp):
         names = sorted(os.listdir(out))
         r = run(["predict", "-m", out, "the cat"])
         if code != STOPPED or "interrupted at step" not in err or r.returncode != OK or \
-                names != ["checkpoint.json", "lexicon.tsv", "vocab.json", "weights.json"]:
+                names != ["checkpoint.json", "lexicon.bin", "lexicon.tsv", "vocab.json", "weights.json"]:
             failures.append(f"train stopped by {sig.name}: exit {code}, files {names}, "
                             f"predict exit {r.returncode}, stderr {err[-200:]!r}")
     return 2, failures

@@ -43,7 +43,7 @@ void check_json(std::string_view text, int status) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
   nextword::fuzz::use_kernel_family_of(size);
-  static nextword::serve::Worker worker(fruit(), nullptr);
+  static nextword::serve::Worker worker(fruit(), nullptr, nullptr);
   const auto endpoint = static_cast<Endpoint>(data[0] % nextword::serve::kEndpoints);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   Call call;

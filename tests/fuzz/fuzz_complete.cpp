@@ -24,9 +24,10 @@ const nextword::Model& fruit() {
   return model;
 }
 
-const nextword::Lexicon& lexicon() {
-  static const nextword::Lexicon l =
-      nextword::parse_lexicon("lexicon.tsv", "pear\t3\npeach\t2\nPie\t1\n\xC3\xA9t\xC3\xA9\t1\n");
+const nextword::LexiconIndex& lexicon() {
+  static const nextword::LexiconIndex l = nextword::LexiconIndex::build(
+      nextword::parse_lexicon("lexicon.tsv", "pear\t3\npeach\t2\nPie\t1\n\xC3\xA9t\xC3\xA9\t1\n"),
+      nextword::LexiconIndexSource::of(fruit()));
   return l;
 }
 

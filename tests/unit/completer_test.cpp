@@ -75,9 +75,10 @@ TEST_CASE("a sentence's first word is capitalized", "[complete]") {
 }
 
 TEST_CASE("the lexicon completes the list when the vocabulary has too few", "[complete]") {
-  Lexicon lexicon;
-  lexicon.entries = {{"apple", 10}, {"pear", 3}, {"peach", 1}, {"!", 5}};
-  sort_lexicon(lexicon);
+  Lexicon words;
+  words.entries = {{"apple", 10}, {"pear", 3}, {"peach", 1}, {"!", 5}};
+  sort_lexicon(words);
+  const LexiconIndex lexicon = LexiconIndex::build(words, LexiconIndexSource::of(fruit()));
   Completer c(fruit(), &lexicon, {});
   const Completion p = c.complete("banana apple p");
   CHECK(words_of(p) == Words{"pie", "phone", "pear", "peach"});

@@ -242,8 +242,9 @@ TEST_CASE("with a stride, windows S apart score their last S targets", "[scorer]
       Scorer scorer(m);
       std::vector<std::vector<TokenScore>> out;
       int64_t done = -1, total = -1;
-      scorer.score(std::vector<std::vector<int>>{stream}, out,
-                   [&](int64_t d, int64_t all) { done = d, total = all; }, stride);
+      scorer.score(
+          std::vector<std::vector<int>>{stream}, out,
+          [&](int64_t d, int64_t all) { done = d, total = all; }, stride);
       REQUIRE(out.size() == 1);
       check_against_predictor(m, stream, out[0], stride);
       if (total >= 0) CHECK(done == total);
