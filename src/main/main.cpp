@@ -10,6 +10,7 @@
 #include <iterator>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -91,6 +92,12 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using nextword::ExitCode;
+  // Answered before the command line's parser is built: scripts ask this
+  // to check what is installed, and it should cost them nothing.
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::printf("nextword %s\n", NEXTWORD_VERSION);
+    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : static_cast<int>(ExitCode::kIo);
+  }
   try {
     return nextword::cli::run(argc, argv);
   } catch (const nextword::Error& e) {
