@@ -11,7 +11,7 @@
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev catch2
-          libboost1.74-dev libsystemd-dev python3 help2man)
+          libboost1.74-dev python3 help2man)
 if [[ "${1:-}" == "--train" || "${1:-}" == "--test" ]]; then
   packages+=(libdnnl-dev ocl-icd-opencl-dev opencl-headers)
 fi

@@ -157,8 +157,32 @@ class SocketActivation(unittest.TestCase):
         self.assertEqual(predict(int(m.group(1)), "once upon a")[0], 200)
         self.assertEqual(finish(process), (0, ""))
 
+    def test_a_listen_pid_that_is_no_number(self):
+        r = subprocess.run([BINARY, "serve", "--model", STORIES, "--port", "0"],
+                           capture_output=True, text=True, timeout=TIMEOUT,
+                           env=dict(os.environ, LISTEN_FDS="1", LISTEN_PID="12x"))
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, "nextword: LISTEN_FDS: Invalid argument\n")
+
 
 class Readiness(unittest.TestCase):
+    def test_the_abstract_namespace(self):
+        """NOTIFY_SOCKET=@name: a socket of Linux's abstract namespace."""
+        name = "nextword-notify-%d" % os.getpid()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+            notify.bind("\0" + name)
+            notify.settimeout(TIMEOUT)
+            process = subprocess.Popen([BINARY, "serve", "--model", STORIES, "--port", "0"],
+                                       stderr=subprocess.PIPE, text=True,
+                                       env=dict(os.environ, NOTIFY_SOCKET="@" + name))
+            self.addCleanup(kill, process)
+            line = process.stderr.readline()
+            self.assertEqual(notify.recv(4096).decode(),
+                             "READY=1\nSTATUS=" + line[len("nextword: "):].rstrip("\n"))
+            process.send_signal(signal.SIGTERM)
+            self.assertEqual(notify.recv(4096), b"STOPPING=1")
+            self.assertEqual(finish(process, stop=False), (0, ""))
+
     def test_ready_then_stopping(self):
         with tempfile.TemporaryDirectory() as tmp, \
                 socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
