@@ -415,8 +415,10 @@ def run_case(ck, binary, model, case, cwd, where):
                          [(t["word"], repr(t["probability"])) for t in p["predictions"]],
                          "%s, %r" % (at, got["phrase"]))
     if case.get("eval"):  # score --document's perplexity against eval's
-        run3, _ = run_binary(binary, ["eval"] + model_args(model) + ["-f", "json", args[-1]],
-                             None, cwd)
+        strided = args[args.index("--stride"):args.index("--stride") + 2] if "--stride" in args \
+            else []
+        run3, _ = run_binary(binary, ["eval"] + model_args(model) + ["-f", "json"] + strided +
+                             [args[-1]], None, cwd)
         try:
             evaluated = json.loads(run3.stdout)["perplexity"]
         except (ValueError, KeyError):
@@ -476,6 +478,9 @@ def plan_random(seed, config, words, phrases, directory, fixtures=False):
     cases = [
         {"command": "score", "args": [], "input": score_lines},
         {"command": "score", "args": ["--document", document], "eval": True},
+        # A window per word (the only way before --stride), and windows 3 apart.
+        {"command": "score", "args": ["--stride", "1", "--document", document], "eval": True},
+        {"command": "score", "args": ["--stride", "3", "--document", document], "eval": True},
         {"command": "lens", "args": ["-k", "3", "--mid", "--all-positions"],
          "input": [short] if fixtures else phrases},
         {"command": "lens", "args": ["-k", str(k)], "input": phrases, "predict": True},
@@ -539,15 +544,17 @@ def expectations(inspect_ref, model, case, compact=False):
 
     if case["command"] == "score":
         if "--document" in args:
-            records = [inspect_ref.score_document(model, opt("--document"))]
+            stride = int(opt("--stride")) if "--stride" in args else None
+            records = [inspect_ref.score_document(model, opt("--document"), stride)]
         else:
             records = [inspect_ref.score_line(model, line) for line in case["input"]]
         model32 = inspect_ref.float32_copy(model)
         for r in records:
             # torch's own float32 on each context: what float32 alone loses there.
             with inspect_ref.float32():
-                logits32 = inspect_ref.context_logits(model32, r["ids"],
-                                                      [w["_position"] for w in r["words"]])
+                logits32 = inspect_ref.context_logits(
+                    model32, r["ids"], [w["_position"] for w in r["words"]],
+                    inspect_ref.document_stride(model, stride) if "--document" in args else 1)
             words = []
             for w in r["words"]:
                 logits = w["_logits"].tolist()

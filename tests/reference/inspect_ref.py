@@ -286,10 +286,22 @@ def line_ids(model, text):
     return tokens, ids, unknown
 
 
-def context_logits(model, ids, targets):
+def document_stride(model, stride=None):
+    """The stride of score --document and eval: half of max_len by default,
+    at most max_len; 1 for a model that is not causal."""
+    L = model.config["max_len"]
+    if not model.config["causal"]:
+        return 1
+    return min(max(1, L // 2 if stride is None else stride), L)
+
+
+def context_logits(model, ids, targets, stride=1):
     """{i: logits [V] predicting ids[i] from ids[max(0, i - max_len) .. i-1]}.
     Each context is its own forward pass; for a causal model the contexts that
-    all start at 0 come from one pass (row i-1 sees exactly ids[0..i-1])."""
+    all start at 0 come from one pass (row i-1 sees exactly ids[0..i-1]).
+    With a stride S > 1 (causal), a target i past max_len is read in the
+    window that starts at the first multiple of S from which it is at most
+    max_len tokens on: ids[S ceil((i - L) / S) .. i-1]."""
     L = model.config["max_len"]
     out = {}
     prefix = [i for i in targets if i <= L]
@@ -297,6 +309,15 @@ def context_logits(model, ids, targets):
         all_rows = run(model, ids[:max(prefix)])["logits"]
         for i in prefix:
             out[i] = all_rows[i - 1]
+    if model.config["causal"] and stride > 1:
+        windows = {}
+        for i in targets:
+            if i not in out:
+                windows.setdefault(stride * -(-(i - L) // stride), []).append(i)
+        for start, rows in windows.items():
+            logits = run(model, ids[start:max(rows)])["logits"]
+            for i in rows:
+                out[i] = logits[i - 1 - start]
     for i in targets:
         if i not in out:
             out[i] = final_logits(model, ids[max(0, i - L):i])
@@ -311,12 +332,12 @@ def perplexity(logprob, n):
         return float("inf")
 
 
-def score_stream(model, tokens, ids, unknown, scored):
+def score_stream(model, tokens, ids, unknown, scored, stride=1):
     """The record's words, logprob, perplexity and oov for positions `scored`,
     with each word's logits kept under "_logits" (for tolerance checks). A
     word outside the vocabulary (not the unk token itself) scores
     ln p(unk) + ln q(word), spelling_ref's q."""
-    logits = context_logits(model, ids, scored)
+    logits = context_logits(model, ids, scored, stride)
     words, total = [], 0.0
     spelled = None
     for i in scored:
@@ -362,9 +383,10 @@ def read_documents(path, model):
     return documents
 
 
-def score_document(model, path):
+def score_document(model, path, stride=None):
     """One record for a file: each document after a bos, back to back;
-    contexts slide across document ends; bos tokens are not scored."""
+    contexts slide across document ends, in windows `stride` apart
+    (document_stride); bos tokens are not scored."""
     c = model.config
     bos, unk = c["bos_token"], model.ids[c["unk_token"]]
     tokens, ids, unknown, is_bos = [], [], [], []
@@ -382,7 +404,8 @@ def score_document(model, path):
             is_bos.append(False)
     record = {"document": path, "tokens": tokens, "ids": ids}
     scored = [i for i in range(1, len(ids)) if not is_bos[i]]
-    record.update(score_stream(model, tokens, ids, unknown, scored))
+    record.update(score_stream(model, tokens, ids, unknown, scored,
+                               document_stride(model, stride)))
     return record
 
 
@@ -535,11 +558,12 @@ def main():
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--word")
     parser.add_argument("--document")
+    parser.add_argument("--stride", type=int)
     parser.add_argument("phrase", nargs="*")
     args = parser.parse_intermixed_args()
     model = load(args.model, args.vocab, args.weights)
     if args.document:
-        print(json.dumps(public(score_document(model, args.document))))
+        print(json.dumps(public(score_document(model, args.document, args.stride))))
         return
     phrases = [" ".join(args.phrase)] if args.phrase else [l.rstrip("\n") for l in sys.stdin]
     with torch.no_grad():
