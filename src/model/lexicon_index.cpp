@@ -212,6 +212,13 @@ std::optional<LexiconIndex> LexiconIndex::open(const std::string& path,
   return LexiconIndex(std::move(file));
 }
 
+std::optional<LexiconIndex> LexiconIndex::from_bytes(const std::string& path, std::string bytes,
+                                                     const LexiconIndexSource& source) {
+  std::shared_ptr<const FileBytes> file = FileBytes::from_bytes(path, std::move(bytes));
+  if (!made_for(read_header(path, file->text()), source)) return std::nullopt;
+  return LexiconIndex(std::move(file));
+}
+
 std::optional<LexiconIndex> LexiconIndex::beside(const std::string& vocab_path,
                                                  const LexiconIndexSource& source) {
   const std::filesystem::path dir = std::filesystem::path(vocab_path).parent_path();

@@ -57,6 +57,10 @@ class LexiconIndex {
   // vocabulary or, with source.lexicon_bytes > 0, another lexicon.tsv.
   static std::optional<LexiconIndex> open(const std::string& path,
                                           const LexiconIndexSource& source);
+  // lexicon.bin's bytes already in memory, named `path` in messages (tests
+  // and fuzzers): open's checks and answers.
+  static std::optional<LexiconIndex> from_bytes(const std::string& path, std::string bytes,
+                                                const LexiconIndexSource& source);
   // The index for a model directory's vocab.json: lexicon.bin when it is
   // there and made from the lexicon.tsv beside it (not older than it, of
   // its size) for this vocabulary, else built from lexicon.tsv; nullopt
