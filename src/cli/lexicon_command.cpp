@@ -46,7 +46,8 @@ struct LexiconCommand {
     }
     const std::string bytes = LexiconIndex::bytes_of(lexicon, source);
     write_file_atomically(output, bytes);
-    const LexiconIndex index = LexiconIndex::build(lexicon, source);
+    // The summary from the bytes just written, not from a second build.
+    const LexiconIndex index = *LexiconIndex::from_bytes(output, bytes, source);
     if (format == "json") {
       write_line(nlohmann::ordered_json{{"file", output},
                                         {"bytes", bytes.size()},

@@ -295,27 +295,23 @@ std::string_view LexiconIndex::key_by_key(size_t j) const { return at(rank_by_ke
 
 std::pair<size_t, size_t> LexiconIndex::fitting(std::string_view prefix_key) const {
   // Binary searches over the keys in order (a few dozen pages of a mapped
-  // file for one prefix).
-  size_t low = 0, high = n_;
-  while (low < high) {
-    const size_t mid = low + (high - low) / 2;
-    if (key_by_key(mid) < prefix_key) {
-      low = mid + 1;
-    } else {
-      high = mid;
+  // file for one prefix): the first key not below the prefix, then the
+  // first after it that does not start with it.
+  const auto first_where = [&](size_t low, auto past) {
+    size_t high = n_;
+    while (low < high) {
+      const size_t mid = low + (high - low) / 2;
+      if (past(key_by_key(mid))) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
     }
-  }
-  const size_t first = low;
-  high = n_;
-  while (low < high) {
-    const size_t mid = low + (high - low) / 2;
-    if (key_by_key(mid).starts_with(prefix_key)) {
-      low = mid + 1;
-    } else {
-      high = mid;
-    }
-  }
-  return {first, low};
+    return low;
+  };
+  const size_t first = first_where(0, [&](std::string_view key) { return key >= prefix_key; });
+  return {first,
+          first_where(first, [&](std::string_view key) { return !key.starts_with(prefix_key); })};
 }
 
 std::optional<size_t> LexiconIndex::find(std::string_view key) const {
