@@ -2,7 +2,7 @@
 // has picked when the program starts. Where a loop's floating-point order
 // must not change with the instruction set (math/, built without fused
 // multiply-adds), each clone gives the same bits; integer and bit loops
-// (model/half_float.cpp's widening) give the same bits whatever the clone.
+// (base/half_float.cpp's widening) give the same bits whatever the clone.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

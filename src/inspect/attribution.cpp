@@ -91,7 +91,8 @@ Attribution attribute(const Inspection& inspection, int id) {
   const int first = c.residual || L == 0 ? 0 : L;
   if (first == 0) {
     w.embedding_rows(&inspection.input().ids.back(), 1);
-    add("embed", row_of({w.embedding, area(c.vocab_size, d)}, inspection.input().ids.back(), d));
+    add("embed", row_of({static_cast<const float*>(w.embedding), area(c.vocab_size, d)},
+                        inspection.input().ids.back(), d));
     if (c.adds_positions()) {
       add("pos_embed", row_of(inspection.position_embedding(), last, d));
     }
@@ -113,7 +114,7 @@ Attribution attribute(const Inspection& inspection, int id) {
         }
         add(layer + "attn." + std::to_string(i + 1), p);
       }
-      if (lw.b_o != nullptr) add(layer + "attn.bias", {lw.b_o, lw.b_o + d});
+      if (const float* b_o = lw.b_o; b_o != nullptr) add(layer + "attn.bias", {b_o, b_o + d});
     }
     if (c.d_ff > 0) add(layer + "mlp", row_of(inspection.mlp_out(l - 1), last, d));
   }

@@ -1,6 +1,6 @@
 // The AVX2 family of kernels (math/kernel_paths.h): fused_kernels.h's
 // products in 8-float vectors, for a CPU with FMA but not AVX-512. Built with
-// -mavx2 -mfma (CMakeLists.txt); called only on a CPU that has them.
+// -mavx2 -mfma -mf16c (CMakeLists.txt); called only on a CPU that has them.
 #include <immintrin.h>
 
 #include "math/fused_kernels.h"
@@ -25,6 +25,17 @@ struct Avx2 {
   }
   NEXTWORD_VECTOR_OP static V load(const float* p) { return _mm256_loadu_ps(p); }
   NEXTWORD_VECTOR_OP static V load(const float* p, Mask m) { return _mm256_maskload_ps(p, m); }
+  // Eight IEEE halves widened (F16C's vcvtph2ps: exact); masked, the
+  // halves past the mask are neither read nor anything but +0.
+  NEXTWORD_VECTOR_OP static V load(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  NEXTWORD_VECTOR_OP static V load(const uint16_t* p, Mask m) {
+    const int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(m));
+    alignas(16) uint16_t part[kLanes] = {};
+    for (int l = 0; l < kLanes; ++l) part[l] = (lanes >> l & 1) != 0 ? p[l] : uint16_t{0};
+    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(part)));
+  }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
   NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
@@ -57,6 +68,16 @@ void product(int M, int N, int K, const float* A, int lda, const float* B, int l
 }
 
 void product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
+             int ldc) {
+  fused_product<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
                         float* C, int ldc) {
   fused_product_transposed<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
 }

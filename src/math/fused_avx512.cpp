@@ -29,6 +29,17 @@ struct Avx512 {
   NEXTWORD_VECTOR_OP static Mask first(int n) { return static_cast<Mask>((1u << n) - 1u); }
   NEXTWORD_VECTOR_OP static V load(const float* p) { return _mm512_loadu_ps(p); }
   NEXTWORD_VECTOR_OP static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  // Sixteen IEEE halves widened (vcvtph2ps: exact); masked, the halves
+  // past the mask are neither read nor anything but +0 (a masked 16-bit
+  // load would need AVX512BW).
+  NEXTWORD_VECTOR_OP static V load(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  NEXTWORD_VECTOR_OP static V load(const uint16_t* p, Mask m) {
+    alignas(32) uint16_t part[kLanes] = {};
+    for (int l = 0; l < kLanes; ++l) part[l] = (m >> l & 1) != 0 ? p[l] : uint16_t{0};
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(part)));
+  }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
   NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
@@ -66,6 +77,16 @@ void product(int M, int N, int K, const float* A, int lda, const float* B, int l
 }
 
 void product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
+             int ldc) {
+  fused_product<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
                         float* C, int ldc) {
   fused_product_transposed<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
 }

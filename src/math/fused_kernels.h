@@ -6,7 +6,9 @@
 //
 // S gives: V, a vector of kLanes floats; Mask, the first n lanes of one;
 // zero, broadcast, load, store (whole or masked: a masked load reads
-// nothing past the mask and gives +0 there), fma(a, b, c) = a b + c rounded
+// nothing past the mask and gives +0 there; B's loads read floats or IEEE
+// halves, const uint16_t*, widened exactly in registers, so a product of
+// halves is the same bits as the product of their floats), fma(a, b, c) = a b + c rounded
 // once; sum(v), the lanes added halves first (lane l + lane l + kLanes/2,
 // and so on down to one), and sum4, four vectors' sums, the same additions,
 // side by side; kRows and width<R>(), the register block of
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "math/kernel_paths.h"  // NEXTWORD_HOT_LOOP
 
@@ -50,16 +53,16 @@ NEXTWORD_VECTOR_OP void zero_sums(typename S::V (&acc)[R][W]) {
 
 // Rows [0, R) and columns [0, W kLanes) of C = A B; with Masked, the last
 // vector's lanes past `last` are neither read nor written.
-template <class S, int R, int W, bool Masked>
+template <class S, int R, int W, bool Masked, class T>
 [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nn_block(int K, const float* A, int lda,
-                                                              const float* B, int ldb, float* C,
+                                                              const T* B, int ldb, float* C,
                                                               int ldc, typename S::Mask last) {
   using V = typename S::V;
   constexpr int L = S::kLanes;
   V acc[R][W];
   zero_sums<S>(acc);
   for (int k = 0; k < K; ++k) {
-    const float* b = B + offset(k, ldb);
+    const T* b = B + offset(k, ldb);
     V bv[W];
 #pragma GCC unroll 16
     for (int w = 0; w < W; ++w) {
@@ -90,9 +93,9 @@ template <class S, int R, int W, bool Masked>
 // many vectors as they need, the last one masked when n is not whole
 // vectors, so that their chains of sums run side by side (one vector at a
 // time, a row's chain waited on each fma's latency: 0.7x the plain loops).
-template <class S, int R, int W>
-NEXTWORD_HOT_LOOP void nn_rest(int n, int K, const float* A, int lda, const float* B, int ldb,
-                               float* C, int ldc) {
+template <class S, int R, int W, class T>
+NEXTWORD_HOT_LOOP void nn_rest(int n, int K, const float* A, int lda, const T* B, int ldb, float* C,
+                               int ldc) {
   constexpr int L = S::kLanes;
   if constexpr (W > 1) {
     if (n <= (W - 1) * L) {
@@ -109,9 +112,9 @@ NEXTWORD_HOT_LOOP void nn_rest(int n, int K, const float* A, int lda, const floa
 
 // Rows [0, R) of C = A B, all N columns: blocks of width<R>() vectors, then
 // the rest in one block.
-template <class S, int R>
-NEXTWORD_HOT_LOOP void nn_rows(int N, int K, const float* A, int lda, const float* B, int ldb,
-                               float* C, int ldc) {
+template <class S, int R, class T>
+NEXTWORD_HOT_LOOP void nn_rows(int N, int K, const float* A, int lda, const T* B, int ldb, float* C,
+                               int ldc) {
   constexpr int L = S::kLanes, W = S::template width<R>();
   int j = 0;
   for (; j + W * L <= N; j += W * L) {
@@ -120,8 +123,8 @@ NEXTWORD_HOT_LOOP void nn_rows(int N, int K, const float* A, int lda, const floa
   if (j < N) nn_rest<S, R, W>(N - j, K, A, lda, B + j, ldb, C + j, ldc);
 }
 
-template <class S, int R = S::kRows>
-void nn_few_rows(int rows, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+template <class S, int R = S::kRows, class T>
+void nn_few_rows(int rows, int N, int K, const float* A, int lda, const T* B, int ldb, float* C,
                  int ldc) {
   if constexpr (R > 1) {
     if (rows < R) {
@@ -135,8 +138,8 @@ void nn_few_rows(int rows, int N, int K, const float* A, int lda, const float* B
 // One or two rows of C = A B, B too large for the caches: each row of B read
 // once, front to back, while C's rows, in L1, take fma(a_k, B[k, j], C[i, j])
 // at every k: the same chains as nn_block's, kept in memory, not registers.
-template <class S>
-NEXTWORD_HOT_LOOP void nn_stream(int rows, int N, int K, const float* A, int lda, const float* B,
+template <class S, class T>
+NEXTWORD_HOT_LOOP void nn_stream(int rows, int N, int K, const float* A, int lda, const T* B,
                                  int ldb, float* C, int ldc) {
   constexpr int L = S::kLanes;
   for (int r = 0; r < rows; ++r) {
@@ -144,7 +147,7 @@ NEXTWORD_HOT_LOOP void nn_stream(int rows, int N, int K, const float* A, int lda
   }
   const typename S::Mask tail = S::first(N % L);
   for (int k = 0; k < K; ++k) {
-    const float* b = B + offset(k, ldb);
+    const T* b = B + offset(k, ldb);
     for (int r = 0; r < rows; ++r) {
       const typename S::V a = S::broadcast(A[offset(r, lda) + static_cast<size_t>(k)]);
       float* c = C + offset(r, ldc);
@@ -155,17 +158,27 @@ NEXTWORD_HOT_LOOP void nn_stream(int rows, int N, int K, const float* A, int lda
   }
 }
 
+// n elements of B as floats at `to`, a vector at a time (halves widened).
+template <class S, class T>
+NEXTWORD_VECTOR_OP void copy_floats(const T* from, int n, float* to) {
+  constexpr int L = S::kLanes;
+  int x = 0;
+  for (; x + L <= n; x += L) S::store(to + x, S::load(from + x));
+  if (x < n) S::store(to + x, S::load(from + x, S::first(n - x)), S::first(n - x));
+}
+
 // Columns in panels of kPanel, rows in blocks of kRows under each: the
 // panel's K rows of B stay in cache while every row of A passes under them.
 // With many rows and a B larger than L2, the panel is first copied together
-// (kernel_scratch): read in place, its K rows lie on pages of their own,
-// and the TLB's misses halved the speed.
-template <class S>
-void fused_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+// as floats (kernel_scratch): read in place, its K rows lie on pages of
+// their own, and the TLB's misses halved the speed; halves are widened
+// there once, not once per block of rows.
+template <class S, class T>
+void fused_product(int M, int N, int K, const float* A, int lda, const T* B, int ldb, float* C,
                    int ldc) {
   constexpr int kPanel = S::template width<S::kRows>() * S::kLanes;
   constexpr size_t kCachedB = size_t{1} << 19;  // bytes of B that stay in L2
-  const size_t bytes_of_B = offset(K, ldb) * sizeof(float);
+  const size_t bytes_of_B = offset(K, ldb) * sizeof(T);
   if (M <= 2 && bytes_of_B > kCachedB) {
     nn_stream<S>(M, N, K, A, lda, B, ldb, C, ldc);
     return;
@@ -174,21 +187,24 @@ void fused_product(int M, int N, int K, const float* A, int lda, const float* B,
     nn_few_rows<S>(M, N, K, A, lda, B, ldb, C, ldc);
     return;
   }
-  const bool pack = M >= 2 * S::kRows && bytes_of_B > kCachedB;
-  float* panel = pack ? kernel_scratch(offset(K, kPanel)) : nullptr;
+  if (M >= 2 * S::kRows && bytes_of_B > kCachedB) {
+    float* panel = kernel_scratch(offset(K, kPanel));
+    for (int j = 0; j < N; j += kPanel) {
+      const int width = smaller(kPanel, N - j);
+      for (int k = 0; k < K; ++k)
+        copy_floats<S>(B + offset(k, ldb) + j, width, panel + offset(k, width));
+      for (int i = 0; i < M; i += S::kRows) {
+        nn_few_rows<S>(smaller(S::kRows, M - i), width, K, A + offset(i, lda), lda,
+                       static_cast<const float*>(panel), width,
+                       C + offset(i, ldc) + static_cast<size_t>(j), ldc);
+      }
+    }
+    return;
+  }
   for (int j = 0; j < N; j += kPanel) {
     const int width = smaller(kPanel, N - j);
-    const float* b = B + j;
-    int ld = ldb;
-    if (pack) {
-      for (int k = 0; k < K; ++k) {
-        for (int x = 0; x < width; ++x) panel[offset(k, width) + x] = b[offset(k, ldb) + x];
-      }
-      b = panel;
-      ld = width;
-    }
     for (int i = 0; i < M; i += S::kRows) {
-      nn_few_rows<S>(smaller(S::kRows, M - i), width, K, A + offset(i, lda), lda, b, ld,
+      nn_few_rows<S>(smaller(S::kRows, M - i), width, K, A + offset(i, lda), lda, B + j, ldb,
                      C + offset(i, ldc) + static_cast<size_t>(j), ldc);
     }
   }
@@ -200,11 +216,10 @@ void fused_product(int M, int N, int K, const float* A, int lda, const float* B,
 
 // acc[r][s] = fma(A[r, 0 .. kLanes), B[s, 0 .. kLanes), acc[r][s]), lane by
 // lane; with Masked, lanes past `tail` are read as +0 (nothing past it is read).
-template <class S, int RA, int RB, bool Masked>
+template <class S, int RA, int RB, bool Masked, class T>
 [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_step(typename S::V (&acc)[RA][RB],
-                                                             const float* A, int lda,
-                                                             const float* B, int ldb,
-                                                             typename S::Mask tail) {
+                                                             const float* A, int lda, const T* B,
+                                                             int ldb, typename S::Mask tail) {
   using V = typename S::V;
   V a[RA];
 #pragma GCC unroll 16
@@ -220,9 +235,9 @@ template <class S, int RA, int RB, bool Masked>
 }
 
 // Rows [0, RA) of A by rows [0, RB) of B, RB 1 or a multiple of 4.
-template <class S, int RA, int RB>
+template <class S, int RA, int RB, class T>
 [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_block(int K, const float* A, int lda,
-                                                              const float* B, int ldb, float* C,
+                                                              const T* B, int ldb, float* C,
                                                               int ldc) {
   using V = typename S::V;
   constexpr int L = S::kLanes;
@@ -248,9 +263,9 @@ template <class S, int RA, int RB>
   }
 }
 
-template <class S, int RA>
-NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, const float* B, int ldb,
-                               float* C, int ldc) {
+template <class S, int RA, class T>
+NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, const T* B, int ldb, float* C,
+                               int ldc) {
   constexpr int RB = RA == 1 ? 8 : 4;  // one row of A: eight chains side by side
   int j = 0;
   for (; j + RB <= N; j += RB) nt_block<S, RA, RB>(K, A, lda, B + offset(j, ldb), ldb, C + j, ldc);
@@ -259,14 +274,15 @@ NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, const floa
 
 // B in stretches of about 128 KiB of its rows, each met by every row of A
 // while it is in cache.
-template <class S>
-void fused_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+template <class S, class T>
+void fused_product_transposed(int M, int N, int K, const float* A, int lda, const T* B, int ldb,
                               float* C, int ldc) {
   constexpr int RA = S::kDotRows;
-  const int stretch = smaller(N, static_cast<int>(32768 / (K > 0 ? K : 1)) / 4 * 4 + 4);
+  const int stretch =
+      smaller(N, static_cast<int>(32768 * sizeof(float) / sizeof(T) / (K > 0 ? K : 1)) / 4 * 4 + 4);
   for (int j = 0; j < N; j += stretch) {
     const int n = smaller(stretch, N - j);
-    const float* b = B + offset(j, ldb);
+    const T* b = B + offset(j, ldb);
     int i = 0;
     for (; i + RA <= M; i += RA) {
       nt_rows<S, RA>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);

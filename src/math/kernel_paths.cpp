@@ -15,7 +15,9 @@ bool runs_here(KernelPath path) {
   __builtin_cpu_init();
   switch (path) {
     case KernelPath::kPlain: return true;
-    case KernelPath::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case KernelPath::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
     case KernelPath::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
   }

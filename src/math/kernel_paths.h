@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 // The sanitizer build leaves the product loops, nearly all of a prediction's
@@ -44,17 +45,25 @@ void set_kernel_path(KernelPath path);
 float* kernel_scratch(size_t floats);
 
 // The fused families' products, as row_product and row_product_transposed
-// (math/row_products.h) describe them.
+// (math/row_products.h) describe them, B in floats or in IEEE halves.
 namespace avx2 {
 void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc);
 void product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                        float* C, int ldc);
+void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
+             int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
                         float* C, int ldc);
 }  // namespace avx2
 namespace avx512 {
 void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc);
 void product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                        float* C, int ldc);
+void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
+             int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
                         float* C, int ldc);
 }  // namespace avx512
 

@@ -32,19 +32,30 @@ constexpr int kQueryBlock = 32;
 // there is enough work: so a phrase gives the same bits alone, in a batch, on
 // any thread and in any process. tests/unit/layers_test.cpp ("a product row
 // does not depend on the rows beside it") checks it.
+// B's halves, when it has them, are read in place of its floats: the same
+// bits (widening is exact), half the bytes.
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
-               const float* B, int ldb, float* C, int ldc) {
+               WeightView B, int ldb, float* C, int ldc) {
   if (!fixed_row_blocks()) {
     training_product(false, transpose_B == CblasTrans, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
     return;
   }
+  const uint16_t* halves = B.halves();
+  const float* floats = halves == nullptr ? static_cast<const float*>(B) : nullptr;
   auto rows = [&](int begin, int end) {
     if (begin >= end) return;
+    const float* a = A + area(begin, lda);
+    float* c = C + area(begin, ldc);
     if (transpose_B == CblasTrans) {
-      row_product_transposed(end - begin, N, K, A + area(begin, lda), lda, B, ldb,
-                             C + area(begin, ldc), ldc);
+      if (halves != nullptr) {
+        row_product_transposed(end - begin, N, K, a, lda, halves, ldb, c, ldc);
+      } else {
+        row_product_transposed(end - begin, N, K, a, lda, floats, ldb, c, ldc);
+      }
+    } else if (halves != nullptr) {
+      row_product(end - begin, N, K, a, lda, halves, ldb, c, ldc);
     } else {
-      row_product(end - begin, N, K, A + area(begin, lda), lda, B, ldb, C + area(begin, ldc), ldc);
+      row_product(end - begin, N, K, a, lda, floats, ldb, c, ldc);
     }
   };
   const double work = static_cast<double>(M) * N * K;
@@ -100,8 +111,8 @@ NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float*
 }
 }  // namespace
 
-void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
-                    int n, int ld_out) {
+void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
+                    int ld_out) {
   if (ld_out == 0) ld_out = n;
   gemm_rows(CblasNoTrans, T, n, m, in, m, W, n, out, ld_out);
   if (b == nullptr) return;
@@ -359,7 +370,7 @@ void accumulate(float* y, const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
-void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
+void classifier_forward(float* logits, const float* Z, WeightView C, const float* c, int N, int d,
                         int V, int ld_out) {
   if (ld_out == 0) ld_out = V;
   gemm_rows(CblasTrans, N, V, d, Z, d, C, d, logits, ld_out);

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "math/weight_view.h"
+
 namespace nextword {
 
 // Floats in a [rows, cols] matrix, computed in size_t.
@@ -23,8 +25,10 @@ constexpr size_t kParallelAttention = 1 << 14;
 // out[T, n] = in[T, m] W[m, n] (+ b[n] on every row, when b is not null).
 // Rows of `out` are ld_out floats apart (0: n), so a product can fill some
 // columns of a wider matrix.
-void matmul_forward(float* out, const float* in, const float* W, const float* b, int T, int m,
-                    int n, int ld_out = 0);
+// W's halves, when it has them, are read in place of its floats (the same
+// bits) under Threading::kRows.
+void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
+                    int ld_out = 0);
 
 // X[T, d] = E[ids[t]] for each t
 void embedding_forward(float* X, const float* E, const int* ids, int T, int d);
@@ -129,7 +133,8 @@ void accumulate(float* y, const float* x, size_t n);
 // logits[N, V] = Z[N, d] C[V, d]^T (+ c[V] on every row): the classifier on N
 // context vectors at once. Rows of `logits` are ld_out floats apart (0: V),
 // so that the products of the adaptive softmax can fill columns of one row.
-void classifier_forward(float* logits, const float* Z, const float* C, const float* c, int N, int d,
+// C's halves, when it has them, are read as matmul_forward reads W's.
+void classifier_forward(float* logits, const float* Z, WeightView C, const float* c, int N, int d,
                         int V, int ld_out = 0);
 
 // row[n] = ln softmax(row) = row - ln sum_j e^row[j], in place.

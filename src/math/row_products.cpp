@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/half_float.h"
 #include "math/kernel_paths.h"
 #include "math/kernels.h"
 #include "math/layers.h"
@@ -230,15 +231,43 @@ void plain_product_transposed(int M, int N, int K, const float* A, int lda, cons
   for (int i = 0; i < M; ++i) dots(A + area(i, lda), N, K, B, ldb, C + area(i, ldc));
 }
 
-// Each family's two products, in KernelPath's order.
+// rows x columns halves of B (rows ld apart) as floats, columns apart, in
+// this thread's scratch: the plain family widens B first, then sums as for
+// floats (widening is exact, so the bits are those of the floats' product).
+NEXTWORD_VECTOR_CLONES const float* widened(int rows, int columns, const uint16_t* B, int ld) {
+  float* out = kernel_scratch(area(rows, columns));
+  for (int r = 0; r < rows; ++r) {
+    const uint16_t* from = B + area(r, ld);
+    float* to = out + area(r, columns);
+    for (int x = 0; x < columns; ++x) to[x] = f16_to_float(from[x]);
+  }
+  return out;
+}
+
+void plain_product_halves(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
+                          float* C, int ldc) {
+  plain_product(M, N, K, A, lda, widened(K, N, B, ldb), N, C, ldc);
+}
+
+void plain_product_transposed_halves(int M, int N, int K, const float* A, int lda,
+                                     const uint16_t* B, int ldb, float* C, int ldc) {
+  plain_product_transposed(M, N, K, A, lda, widened(N, K, B, ldb), K, C, ldc);
+}
+
+// Each family's two products, for B in floats and in halves, in KernelPath's order.
 using Product = void(int, int, int, const float*, int, const float*, int, float*, int);
+using HalfProduct = void(int, int, int, const float*, int, const uint16_t*, int, float*, int);
 struct Products {
   Product* nn;
   Product* nt;
+  HalfProduct* nn_halves;
+  HalfProduct* nt_halves;
 };
-constexpr Products kFamilies[] = {{plain_product, plain_product_transposed},
-                                  {avx2::product, avx2::product_transposed},
-                                  {avx512::product, avx512::product_transposed}};
+constexpr Products kFamilies[] = {
+    {plain_product, plain_product_transposed, plain_product_halves,
+     plain_product_transposed_halves},
+    {avx2::product, avx2::product_transposed, avx2::product, avx2::product_transposed},
+    {avx512::product, avx512::product_transposed, avx512::product, avx512::product_transposed}};
 static_assert(static_cast<int>(KernelPath::kPlain) == 0 &&
               static_cast<int>(KernelPath::kAvx2) == 1 &&
               static_cast<int>(KernelPath::kAvx512) == 2);
@@ -255,6 +284,16 @@ void row_product(int M, int N, int K, const float* A, int lda, const float* B, i
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                             float* C, int ldc) {
   in_force().nt(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void row_product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
+                 int ldc) {
+  in_force().nn_halves(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B,
+                            int ldb, float* C, int ldc) {
+  in_force().nt_halves(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace nextword

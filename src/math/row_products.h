@@ -21,6 +21,8 @@
 //                 for row_product_transposed in 16 lanes added halves first.
 #pragma once
 
+#include <cstdint>
+
 namespace nextword {
 
 // C[M, N] = A[M, K] B[K, N]; rows of A, B and C are lda, ldb, ldc floats apart.
@@ -32,5 +34,14 @@ void row_product(int M, int N, int K, const float* A, int lda, const float* B, i
 // order.
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                             float* C, int ldc);
+
+// The same two products of B's IEEE halves (binary16, a weights file's
+// F16), widened exactly as they are read: each element is the same bits as
+// the product of B widened to floats first, in every family, with half the
+// bytes of B to read.
+void row_product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
+                 int ldc);
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B,
+                            int ldb, float* C, int ldc);
 
 }  // namespace nextword

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "base/error.h"
-#include "model/half_float.h"
+#include "base/half_float.h"
 #include "model/weights.h"
 
 namespace nextword {
@@ -54,6 +54,13 @@ void HalfRows::widen(const int* ids, size_t n) {
     if (row < 0 || row >= rows_ || ready_[static_cast<size_t>(row)].load(std::memory_order_acquire))
       continue;
     const std::lock_guard<std::mutex> lock(mutex_);
+    if (!ready_[static_cast<size_t>(row)].load(std::memory_order_relaxed)) widen_row(row);
+  }
+}
+
+void HalfRows::widen_first(int64_t n) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (int64_t row = 0; row < n && row < rows_; ++row) {
     if (!ready_[static_cast<size_t>(row)].load(std::memory_order_relaxed)) widen_row(row);
   }
 }

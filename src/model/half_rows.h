@@ -40,6 +40,8 @@ class HalfRows {
   // that is not all finite, and leaves the row unwidened.
   void widen(const int* ids, size_t n);
   void widen_all();
+  // Widens rows [0, n) that are not yet.
+  void widen_first(int64_t n);
 
  private:
   void widen_row(int64_t row);  // under mutex_

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/half_float.h"
+#include "base/half_float.h"
 #include "model/vocabulary.h"
 
 namespace nextword {

@@ -105,7 +105,8 @@ std::shared_ptr<const SubwordTokenizer> subword_tokenizer(const Vocabulary& voca
                                                           const std::string& file) {
   SubwordPieces pieces;
   pieces.pieces = vocab.words();
-  pieces.scores.assign(weights.piece_scores, weights.piece_scores + vocab.size());
+  const float* scores = weights.piece_scores;
+  pieces.scores.assign(scores, scores + vocab.size());
   for (const std::string& piece : pieces.pieces) {
     pieces.max_piece_length = std::max(pieces.max_piece_length, static_cast<int>(piece.size()));
   }

@@ -2,20 +2,25 @@
 // little-endian header length, a JSON header giving each tensor's dtype,
 // shape and data_offsets, then the raw little-endian data), with the format-v1
 // config as a JSON string under "__metadata__". F32 data is used where it
-// lies in the mapped file; F16 and BF16 tensors are widened once into
-// float32 storage the Weights own. Every size is checked against the file
-// first.
+// lies in the mapped file. F16 tensors stay in the mapped file too, where
+// the products read them (math/weight_view.h), their floats widened at
+// first use by anything else; BF16 tensors, and F16 ones under
+// HalfWeights::kWiden, are widened once into float32 storage the Weights
+// own. Every size is checked against the file first.
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 
 #include "base/error.h"
-#include "model/half_float.h"
+#include "base/half_float.h"
 #include "model/half_rows.h"
 #include "model/json_scan.h"
 #include "model/weights_file.h"
@@ -137,7 +142,29 @@ bool deferrable(const Config& config, const Entry& e) {
          config.tied_classifier && e.spec->shape.size() == 2;
 }
 
+// The first n halves of entry `e` finite, else model_error naming the element.
+void check_halves(const std::string& path, const Entry& e, size_t n, const char* data) {
+  const size_t j = first_non_finite_half(data + e.begin, e.dtype == TensorDtype::kBF16, n);
+  if (j < n) {
+    throw model_error(path, e.spec->name, "element " + std::to_string(j) + " is not finite");
+  }
+}
+
+std::optional<HalfWeights>& half_weights_set() {
+  static std::optional<HalfWeights> set;
+  return set;
+}
+
 }  // namespace
+
+HalfWeights half_weights() {
+  const char* chosen = std::getenv("NEXTWORD_HALVES");
+  if (chosen != nullptr && std::string_view(chosen) == "widen") return HalfWeights::kWiden;
+  if (chosen != nullptr && std::string_view(chosen) == "read") return HalfWeights::kRead;
+  return half_weights_set().value_or(HalfWeights::kRead);
+}
+
+void set_half_weights(HalfWeights mode) { half_weights_set() = mode; }
 
 void check_safetensors_start(const std::string& path, std::string_view first) {
   if (first.size() < 9) return;  // read_safetensors says what is wrong
@@ -233,11 +260,24 @@ WeightsFile read_safetensors(const std::shared_ptr<FileBytes>& file) {
       float* out = outs[i];
       const auto n = static_cast<size_t>(e.spec->size());
       const bool bf16 = e.dtype == TensorDtype::kBF16;
+      // F16 the products can read in place (2-byte aligned): kept, not widened.
+      const auto* halves = reinterpret_cast<const uint16_t*>(data + e.begin);
+      const bool keep = half_weights() == HalfWeights::kRead && e.dtype == TensorDtype::kF16 &&
+                        reinterpret_cast<uintptr_t>(halves) % alignof(uint16_t) == 0;
       if (deferrable(result.config, e)) {
+        // Kept, the head's rows are read by the products and checked here;
+        // else widened now, which checks them.
+        const int64_t head = result.config.head_words();
+        if (keep) check_halves(path, e, static_cast<size_t>(head * e.spec->shape[1]), data);
         result.weights.defer_rows(
             i,
             std::make_unique<HalfRows>(data + e.begin, bf16, e.spec->shape[0], e.spec->shape[1],
-                                       out, result.config.head_words(), file, path, e.spec->name));
+                                       out, keep ? 0 : head, file, path, e.spec->name),
+            keep ? halves : nullptr);
+        finite[i] = true;
+      } else if (keep) {
+        check_halves(path, e, n, data);
+        result.weights.keep_halves(i, halves, file);
         finite[i] = true;
       } else if (e.dtype == TensorDtype::kF32) {
         std::memcpy(out, data + e.begin, e.end - e.begin);

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 
 #include "base/error.h"
+#include "base/half_float.h"
 
 namespace nextword {
 
@@ -24,11 +26,11 @@ namespace {
 // Which view of Weights a tensor binds to: a member of Weights, or a member of
 // one layer's LayerWeights.
 struct View {
-  const float* Weights::*model = nullptr;
+  WeightView Weights::*model = nullptr;
   int layer = -1;
-  const float* LayerWeights::*of_layer = nullptr;
+  WeightView LayerWeights::*of_layer = nullptr;
   int cluster = -1;
-  const float* ClusterWeights::*of_cluster = nullptr;
+  WeightView ClusterWeights::*of_cluster = nullptr;
 };
 
 // The one list of format-v1 tensors: calls add(name, shape, optional, role,
@@ -47,7 +49,7 @@ void visit_layout(const Config& c, Add add) {
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     auto layer = [&](const char* name, std::vector<int64_t> shape, TensorRole role,
-                     const float* LayerWeights::*member, bool optional = false) {
+                     WeightView LayerWeights::*member, bool optional = false) {
       add(p + name, std::move(shape), optional, role, View{nullptr, l, member});
     };
     if (norm) layer("norm1.weight", {d}, kGain, &LayerWeights::norm1_weight);
@@ -116,6 +118,37 @@ std::string did_you_mean(const std::string& name, const std::vector<TensorSpec>&
   return " (did you mean \"" + best->name + "\"?)";
 }
 
+// A tensor's floats widened from its halves at the first use that asks.
+class WholeTensor final : public Widening {
+ public:
+  WholeTensor(const uint16_t* halves, size_t n, float* out) : halves_(halves), n_(n), out_(out) {}
+  void ensure() const override {
+    std::call_once(once_,
+                   [this] { f16_to_floats(reinterpret_cast<const char*>(halves_), n_, out_); });
+  }
+
+ private:
+  const uint16_t* halves_;
+  size_t n_;
+  float* out_;
+  mutable std::once_flag once_;
+};
+
+// The first rows of a tensor whose rows are deferred (the classifier's head
+// of a tied embedding), widened at the first use that asks.
+class FirstRows final : public Widening {
+ public:
+  FirstRows(HalfRows* rows, int64_t n) : rows_(rows), n_(n) {}
+  void ensure() const override {
+    std::call_once(once_, [this] { rows_->widen_first(n_); });
+  }
+
+ private:
+  HalfRows* rows_;
+  int64_t n_;
+  mutable std::once_flag once_;
+};
+
 }  // namespace
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -162,7 +195,7 @@ std::vector<TensorSpec> layout_for(const Config& c) {
 }
 
 Weights::Weights(const Config& config, std::vector<TensorSpec> present)
-    : tensors_(std::move(present)) {
+    : config_(std::make_shared<const Config>(config)), tensors_(std::move(present)) {
   std::vector<size_t> offsets;
   for (const TensorSpec& t : tensors_) {
     offsets.push_back(static_cast<size_t>(parameters_));
@@ -170,41 +203,70 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present)
   }
   storage_ = FloatBuffer(static_cast<size_t>(parameters_));
   for (size_t offset : offsets) data_.push_back(storage_.data() + offset);
-  bind_views(config);
+  views_.assign(data_.begin(), data_.end());
+  bind_views();
 }
 
 Weights::Weights(const Config& config, std::vector<TensorSpec> present,
                  std::vector<const float*> data, std::shared_ptr<const void> owner)
-    : tensors_(std::move(present)), data_(std::move(data)), owner_(std::move(owner)) {
+    : config_(std::make_shared<const Config>(config)),
+      tensors_(std::move(present)),
+      data_(std::move(data)),
+      owner_(std::move(owner)) {
   for (const TensorSpec& t : tensors_) parameters_ += t.size();
-  bind_views(config);
+  views_.assign(data_.begin(), data_.end());
+  bind_views();
 }
 
 const float* Weights::data(size_t index) const {
   if (deferred_ != nullptr && index == deferred_index_) deferred_->widen_all();
-  return data_[index];
+  return views_[index];
 }
 
-void Weights::defer_rows(size_t index, std::unique_ptr<HalfRows> rows) {
+void Weights::keep_halves(size_t index, const uint16_t* halves, std::shared_ptr<const void> file) {
+  halves_file_ = std::move(file);
+  widenings_.push_back(
+      std::make_unique<WholeTensor>(halves, static_cast<size_t>(tensors_[index].size()),
+                                    storage_.data() + (data_[index] - storage_.data())));
+  views_[index] = WeightView(data_[index], halves, widenings_.back().get());
+  bind_views();
+}
+
+void Weights::defer_rows(size_t index, std::unique_ptr<HalfRows> rows, const uint16_t* halves) {
   deferred_ = std::move(rows);
   deferred_index_ = index;
+  if (halves == nullptr) return;
+  views_[index] = WeightView(data_[index], halves, nullptr);  // rows: embedding_rows
+  head_rows_ = std::make_unique<FirstRows>(deferred_.get(), config_->head_words());
+  bind_views();
 }
 
 void Weights::embedding_rows(const int* ids, size_t n) const {
   if (deferred_ != nullptr) deferred_->widen(ids, n);
 }
 
+void Weights::drop_halves() {
+  if (deferred_ != nullptr) deferred_->widen_all();
+  head_rows_.reset();
+  if (widenings_.empty() && embedding.halves() == nullptr) return;
+  for (const auto& widening : widenings_) widening->ensure();
+  widenings_.clear();
+  halves_file_.reset();
+  views_.assign(data_.begin(), data_.end());
+  bind_views();
+}
+
 float* Weights::mutable_data(size_t index) {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
   drop_fused();
-  if (deferred_ != nullptr) deferred_->widen_all();
+  drop_halves();
   return storage_.data() + (data_[index] - storage_.data());
 }
 
 float* Weights::values() {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
   drop_fused();
-  if (deferred_ != nullptr) deferred_->widen_all();
+  drop_halves();
   return storage_.data();
 }
 
@@ -245,18 +307,20 @@ void Weights::fuse_qkv(const Config& c) {
 const float* Weights::values() const {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
   if (deferred_ != nullptr) deferred_->widen_all();
+  for (const auto& widening : widenings_) widening->ensure();
   return storage_.data();
 }
 
-void Weights::bind_views(const Config& config) {
-  std::map<std::string, const float*> by_name;
-  for (size_t i = 0; i < tensors_.size(); ++i) by_name[tensors_[i].name] = data_[i];
+void Weights::bind_views() {
+  const Config& config = *config_;
+  std::map<std::string, WeightView> by_name;
+  for (size_t i = 0; i < tensors_.size(); ++i) by_name[tensors_[i].name] = views_[i];
   layers.assign(static_cast<size_t>(config.n_layers), LayerWeights{});
   cluster.assign(static_cast<size_t>(config.clusters()), ClusterWeights{});
   visit_layout(config, [&](const std::string& name, const std::vector<int64_t>&, bool, TensorRole,
                            View view) {
     auto it = by_name.find(name);
-    const float* tensor = it == by_name.end() ? nullptr : it->second;  // absent optional
+    const WeightView tensor = it == by_name.end() ? WeightView() : it->second;  // absent optional
     if (view.layer >= 0) {
       layers[static_cast<size_t>(view.layer)].*view.of_layer = tensor;
     } else if (view.cluster >= 0) {
@@ -265,7 +329,13 @@ void Weights::bind_views(const Config& config) {
       this->*view.model = tensor;
     }
   });
-  if (config.tied_classifier) classifier = embedding;
+  if (!config.tied_classifier) return;
+  classifier = embedding;
+  // A deferred embedding that the products read from its halves: a reader
+  // of the classifier's floats gets the head's rows widened first.
+  if (head_rows_ != nullptr) {
+    classifier = WeightView(data_[deferred_index_], embedding.halves(), head_rows_.get());
+  }
 }
 
 bool all_finite(const float* x, size_t n) {

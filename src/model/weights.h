@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/float_buffer.h"
+#include "math/weight_view.h"
 #include "model/config.h"
 #include "model/half_rows.h"
 
@@ -53,35 +54,35 @@ std::vector<TensorSpec> present_tensors(const Config& config, const std::vector<
 std::string shape_text(const std::vector<int64_t>& shape);
 
 struct LayerWeights {
-  const float* norm1_weight = nullptr;  // [d]     (layernorm and rmsnorm)
-  const float* norm1_bias = nullptr;    // [d]     (layernorm only)
-  const float* w_q = nullptr;           // [d, h*d_k]
-  const float* w_k = nullptr;           // [d, kv*d_k]  (kv = Config::kv_heads())
-  const float* w_v = nullptr;           // [d, kv*d_v]
-  const float* w_o = nullptr;           // [h*d_v, d]
-  const float* b_q = nullptr;           // [h*d_k]  optional
-  const float* b_k = nullptr;           // [kv*d_k] optional
-  const float* b_v = nullptr;           // [kv*d_v] optional
-  const float* b_o = nullptr;           // [d]      optional
-  const float* norm2_weight = nullptr;  // [d]     (a norm and d_ff > 0)
-  const float* norm2_bias = nullptr;    // [d]     (layernorm and d_ff > 0)
-  const float* w_gate = nullptr;        // [d, d_ff]  (swiglu only)
-  const float* w_in = nullptr;          // [d, d_ff]  (swiglu: the "up" matrix)
-  const float* b_gate = nullptr;        // [d_ff]  optional (swiglu only)
-  const float* b_in = nullptr;          // [d_ff]  optional
-  const float* w_out = nullptr;         // [d_ff, d]  (swiglu: the "down" matrix)
-  const float* b_out = nullptr;         // [d]     optional
+  WeightView norm1_weight;  // [d]     (layernorm and rmsnorm)
+  WeightView norm1_bias;    // [d]     (layernorm only)
+  WeightView w_q;           // [d, h*d_k]
+  WeightView w_k;           // [d, kv*d_k]  (kv = Config::kv_heads())
+  WeightView w_v;           // [d, kv*d_v]
+  WeightView w_o;           // [h*d_v, d]
+  WeightView b_q;           // [h*d_k]  optional
+  WeightView b_k;           // [kv*d_k] optional
+  WeightView b_v;           // [kv*d_v] optional
+  WeightView b_o;           // [d]      optional
+  WeightView norm2_weight;  // [d]     (a norm and d_ff > 0)
+  WeightView norm2_bias;    // [d]     (layernorm and d_ff > 0)
+  WeightView w_gate;        // [d, d_ff]  (swiglu only)
+  WeightView w_in;          // [d, d_ff]  (swiglu: the "up" matrix)
+  WeightView b_gate;        // [d_ff]  optional (swiglu only)
+  WeightView b_in;          // [d_ff]  optional
+  WeightView w_out;         // [d_ff, d]  (swiglu: the "down" matrix)
+  WeightView b_out;         // [d]     optional
   // Derived, not in the file: [W_q | W_k | W_v] side by side, so that one
   // product gives Q, K and V (Weights::fuse_qkv); null when not fused.
-  const float* w_qkv = nullptr;  // [d, Config::qkv_width()]
-  const float* b_qkv = nullptr;  // [Config::qkv_width()]  null without attention biases
+  WeightView w_qkv;  // [d, Config::qkv_width()]
+  WeightView b_qkv;  // [Config::qkv_width()]  null without attention biases
 };
 
 // One cluster of the adaptive softmax (Config::adaptive): its words' logits
 // are (z proj^T) words^T, z the context vector the classifier reads.
 struct ClusterWeights {
-  const float* proj = nullptr;   // [d_i, d]  d_i = Config::cluster_width(i)
-  const float* words = nullptr;  // [V_i, d_i]
+  WeightView proj;   // [d_i, d]  d_i = Config::cluster_width(i)
+  WeightView words;  // [V_i, d_i]
 };
 
 // The tensors plus named views into them. Absent optional tensors are nullptr.
@@ -114,10 +115,20 @@ class Weights {
   // False when the tensors are views of a mapped file.
   bool owns_storage() const { return owner_ == nullptr; }
 
+  // Tensor `index` (owned storage, not yet filled) kept in the file's IEEE
+  // halves `halves` (F16, all finite, aligned, in memory `file` keeps
+  // alive): the products read them
+  // (math/weight_view.h) and its floats are widened at their first other
+  // use. Read before the first mutable_data or values(), which drop the
+  // halves (writes to the floats would leave them stale).
+  void keep_halves(size_t index, const uint16_t* halves, std::shared_ptr<const void> file);
   // Rows of tensor `index` (owned storage) left in the file's halves until
   // used (model/half_rows.h): safetensors.cpp defers the embedding's rows
-  // past the head on an adaptive model with a tied classifier.
-  void defer_rows(size_t index, std::unique_ptr<HalfRows> rows);
+  // past the head on an adaptive model with a tied classifier. With
+  // `halves` (the same rows, F16), the products read the classifier's rows
+  // from them; a reader of the classifier's floats widens the head's rows
+  // first.
+  void defer_rows(size_t index, std::unique_ptr<HalfRows> rows, const uint16_t* halves = nullptr);
   // Makes the embedding's rows `ids` ready to read through `embedding`;
   // every reader of rows of `embedding` calls it first (the forward pass,
   // the cache, trace, attribution). A no-op when nothing is deferred.
@@ -130,17 +141,17 @@ class Weights {
   // the copy (1.8 MB on the default model) in every process.
   void fuse_qkv(const Config& config);
 
-  const float* embedding = nullptr;          // E [V, d]
-  const float* piece_scores = nullptr;       // [V] a subword model's merge scores (not a weight)
-  const float* position = nullptr;           // P [max_len, d] (learned only)
-  std::vector<LayerWeights> layers;          // [n_layers]
-  const float* final_norm_weight = nullptr;  // [d] (layernorm and rmsnorm)
-  const float* final_norm_bias = nullptr;    // [d] (layernorm only)
-  const float* classifier = nullptr;         // C [V, d]; the embedding when tied. With an adaptive
-                                             // softmax only its first head_words() rows are used
-  const float* classifier_bias = nullptr;    // c [head_size()] optional
-  const float* clusters = nullptr;           // [n, d] the head's cluster rows (adaptive only)
-  std::vector<ClusterWeights> cluster;       // [n] (adaptive only)
+  WeightView embedding;                 // E [V, d]
+  WeightView piece_scores;              // [V] a subword model's merge scores (not a weight)
+  WeightView position;                  // P [max_len, d] (learned only)
+  std::vector<LayerWeights> layers;     // [n_layers]
+  WeightView final_norm_weight;         // [d] (layernorm and rmsnorm)
+  WeightView final_norm_bias;           // [d] (layernorm only)
+  WeightView classifier;                // C [V, d]; the embedding when tied. With an adaptive
+                                        // softmax only its first head_words() rows are used
+  WeightView classifier_bias;           // c [head_size()] optional
+  WeightView clusters;                  // [n, d] the head's cluster rows (adaptive only)
+  std::vector<ClusterWeights> cluster;  // [n] (adaptive only)
 
   Weights(const Weights&) = delete;
   Weights& operator=(const Weights&) = delete;
@@ -148,12 +159,18 @@ class Weights {
   Weights& operator=(Weights&&) = default;
 
  private:
-  void bind_views(const Config& config);
-
-  std::vector<TensorSpec> tensors_;
-  std::vector<const float*> data_;  // per tensor
-  int64_t parameters_ = 0;
+  void bind_views();
   void drop_fused();
+  void drop_halves();  // every tensor's floats widened, the views floats only
+
+  std::shared_ptr<const Config> config_;  // what bind_views binds by
+  std::vector<TensorSpec> tensors_;
+  std::vector<const float*> data_;                    // per tensor
+  std::vector<WeightView> views_;                     // per tensor: data_, and halves where kept
+  std::vector<std::unique_ptr<Widening>> widenings_;  // of the halves kept
+  std::unique_ptr<Widening> head_rows_;      // the classifier's rows of a deferred embedding
+  std::shared_ptr<const void> halves_file_;  // keeps the halves kept alive
+  int64_t parameters_ = 0;
 
   FloatBuffer storage_;                 // owned storage, or empty
   std::vector<float> fused_;            // the w_qkv and b_qkv of every layer

@@ -42,6 +42,16 @@ constexpr size_t kMaxWeightsBytes = size_t{16} << 30;
 // header length the format allows, then the header's "{".
 void check_safetensors_start(const std::string& path, std::string_view first);
 
+// What read_safetensors does with F16 tensors: keeps them for the products
+// to read (kRead: half the bytes, nothing widened at load) or widens them
+// all at load (kWiden: today's floats, for a command that reads every
+// weight many times). The products' results are the same bits either way.
+// The environment's NEXTWORD_HALVES=widen|read (for benchmarks) before a
+// command's own choice (set_half_weights), before kRead.
+enum class HalfWeights { kRead, kWiden };
+HalfWeights half_weights();
+void set_half_weights(HalfWeights mode);
+
 // Reads either form; throws model_error naming the file and field at fault.
 WeightsFile read_weights(const std::string& path);
 WeightsFile read_weights_json(const FileBytes& file);

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "model/half_float.h"
+#include "base/half_float.h"
 
 namespace nextword {
 namespace {

@@ -11,13 +11,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/half_float.h"
 #include "encoded_input.h"
 #include "math/layers.h"
-#include "model/half_float.h"
 #include "model/weights_file.h"
 #include "predict/predictor.h"
 #include "temp_dir.h"
@@ -64,7 +65,16 @@ TEST_CASE("an adaptive model's half embedding widens row by row, with the same b
       return dtype == TensorDtype::kF16 ? f16_to_float(float_to_f16(x))
                                         : bf16_to_float(float_to_bf16(x));
     };
-    // The head's rows at load; a row past it not until read.
+    // F16: no row at load (the products read the head's halves), the
+    // head's rows when the classifier's floats are asked for. BF16: the
+    // head's rows at load. A row past the head not until read.
+    REQUIRE(widened(3) != 0.0f);
+    if (dtype == TensorDtype::kF16) {
+      CHECK(E[area(3, d)] == 0.0f);
+      REQUIRE(lazy.weights.classifier.halves() != nullptr);
+      const float* C = lazy.weights.classifier;
+      CHECK(C == E);
+    }
     CHECK(bits_of(E[area(3, d)]) == bits_of(widened(3)));
     REQUIRE(widened(20) != 0.0f);
     CHECK(E[area(20, d)] == 0.0f);
@@ -186,4 +196,69 @@ TEST_CASE("a NaN in a head row of a deferred embedding is refused at load", "[we
   const std::string path = with_nan(m, element, dir);
   CHECK(testing::model_error_of([&] { read_weights(path); }) ==
         path + ": embedding: element " + std::to_string(element) + " is not finite");
+}
+
+namespace {
+
+// Sets the command's choice of HalfWeights while in scope.
+struct HalfWeightsScope {
+  explicit HalfWeightsScope(HalfWeights mode) { set_half_weights(mode); }
+  ~HalfWeightsScope() { set_half_weights(HalfWeights::kRead); }
+};
+
+}  // namespace
+
+TEST_CASE("an F16 model read in place gives the logits of the model widened at load", "[weights]") {
+  // kRead: the products read the layers', clusters' and classifier's halves;
+  // kWiden: all of it widened at load, as before. The same bits, adaptive
+  // or not; a tensor's floats, when asked for, are its halves widened.
+  for (const bool adaptive : {false, true}) {
+    INFO((adaptive ? "adaptive" : "plain softmax"));
+    const Model m = testing::random_model(adaptive ? adaptive_config() : testing::small_config(),
+                                          false, false, 11);
+    testing::TempDir dir;
+    const Model read = reloaded(m, TensorDtype::kF16, dir);
+    Model widened = [&] {
+      const HalfWeightsScope scope(HalfWeights::kWiden);
+      return reloaded(m, TensorDtype::kF16, dir);
+    }();
+    const WeightView w_q = read.weights.layers[0].w_q;
+    REQUIRE(w_q.halves() != nullptr);
+    CHECK(widened.weights.layers[0].w_q.halves() == nullptr);
+    const std::vector<int> ids{1, 20 % m.config.vocab_size, 9, 3, 17 % m.config.vocab_size};
+    Predictor a(read), b(widened);
+    a.predict(testing::encoded(read, ids), 5);
+    b.predict(testing::encoded(widened, ids), 5);
+    const auto la = a.logits(), lb = b.logits();
+    REQUIRE(la.size() == lb.size());
+    CHECK(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)) == 0);
+    const size_t n =
+        static_cast<size_t>(m.config.d_model) * static_cast<size_t>(m.config.q_width());
+    const float* q = w_q;  // widened now
+    CHECK(std::memcmp(q, static_cast<const float*>(widened.weights.layers[0].w_q),
+                      n * sizeof(float)) == 0);
+    // Writing either gives the same file.
+    CHECK(weights_safetensors(read.config, read.weights, TensorDtype::kF16) ==
+          weights_safetensors(widened.config, widened.weights, TensorDtype::kF16));
+  }
+}
+
+TEST_CASE("a NaN in a layer's F16 weights is refused at load, read in place or widened",
+          "[weights]") {
+  const Model m = testing::random_model(testing::small_config(), false, false, 12);
+  std::string bytes = weights_safetensors(m.config, m.weights, TensorDtype::kF16);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  // layers.0.attn.w_k's element 5, where the header puts it.
+  const auto header = nlohmann::json::parse(bytes.substr(8, n));
+  const auto at = header["layers.0.attn.w_k"]["data_offsets"][0].get<size_t>();
+  const uint16_t nan = 0x7e00;
+  std::memcpy(bytes.data() + 8 + n + at + 2 * 5, &nan, 2);
+  testing::TempDir dir;
+  const std::string path = dir.write("w.safetensors", bytes);
+  for (const HalfWeights mode : {HalfWeights::kRead, HalfWeights::kWiden}) {
+    const HalfWeightsScope scope(mode);
+    CHECK(testing::model_error_of([&] { read_weights(path); }) ==
+          path + ": layers.0.attn.w_k: element 5 is not finite");
+  }
 }

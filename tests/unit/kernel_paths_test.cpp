@@ -7,10 +7,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "base/error.h"
+#include "base/half_float.h"
 #include "math/layers.h"
 #include "math/row_products.h"
 
@@ -124,5 +126,46 @@ TEST_CASE("the fused families round once per multiply-add, the plain one twice",
     row_product_transposed(1, 1, K, a.data(), K, b.data(), K, &nt, 1);
     CHECK(nn == expected);
     CHECK(nt == expected);
+  }
+}
+
+TEST_CASE("every family's products of halves are the bits of the products of their floats",
+          "[math]") {
+  // B's halves widened exactly in registers (or, in the plain family, first):
+  // each element the same sum as with B widened before the product. Shapes
+  // that reach every path: one row, two rows of a B over 512 KiB (streamed),
+  // blocks of rows, twelve and more over a large B (copied in panels), and
+  // tails of every width.
+  std::mt19937 rng(50);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  struct Shape {
+    int M, N, K;
+  };
+  const Shape shapes[] = {{1, 1, 1},      {1, 37, 29},   {2, 70, 17},   {3, 19, 40},
+                          {7, 130, 33},   {13, 64, 192}, {1, 900, 300}, {2, 1000, 300},
+                          {14, 700, 400}, {5, 4096, 12}};
+  for (const KernelPath path : available_kernel_paths()) {
+    const KernelPathScope scope(path);
+    for (const Shape& s : shapes) {
+      INFO(kernel_path_name(path) << ", M " << s.M << ", N " << s.N << ", K " << s.K);
+      const int lda = s.K + 1, ldb = s.N + 3, ldt = s.K + 5, ldc = s.N + 1;
+      std::vector<float> A(area(s.M, lda));
+      for (float& x : A) x = normal(rng);
+      // B [K, N] and B^T [N, K] in halves, with the floats they widen to.
+      std::vector<uint16_t> B(area(s.K, ldb)), Bt(area(s.N, ldt));
+      std::vector<float> Bf(B.size()), Btf(Bt.size());
+      for (size_t i = 0; i < B.size(); ++i) Bf[i] = f16_to_float(B[i] = float_to_f16(normal(rng)));
+      for (size_t i = 0; i < Bt.size(); ++i) {
+        Btf[i] = f16_to_float(Bt[i] = float_to_f16(normal(rng)));
+      }
+      std::vector<float> C(area(s.M, ldc), -7.0f), Cf = C, Ct = C, Ctf = C;
+      row_product(s.M, s.N, s.K, A.data(), lda, B.data(), ldb, C.data(), ldc);
+      row_product(s.M, s.N, s.K, A.data(), lda, Bf.data(), ldb, Cf.data(), ldc);
+      row_product_transposed(s.M, s.N, s.K, A.data(), lda, Bt.data(), ldt, Ct.data(), ldc);
+      row_product_transposed(s.M, s.N, s.K, A.data(), lda, Btf.data(), ldt, Ctf.data(), ldc);
+      REQUIRE(std::memcmp(C.data(), Cf.data(), C.size() * sizeof(float)) == 0);
+      REQUIRE(std::memcmp(Ct.data(), Ctf.data(), Ct.size() * sizeof(float)) == 0);
+      CHECK(C[area(0, ldc) + static_cast<size_t>(s.N)] == -7.0f);  // nothing written past N
+    }
   }
 }

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/half_float.h"
 #include "model/file_bytes.h"
-#include "model/half_float.h"
 #include "model/memory_file.h"
 
 using namespace nextword;

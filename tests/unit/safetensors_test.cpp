@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "model/half_float.h"
+#include "base/half_float.h"
 #include "model/weights_file.h"
 #include "temp_dir.h"
 #include "test_models.h"

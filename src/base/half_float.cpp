@@ -1,4 +1,4 @@
-#include "model/half_float.h"
+#include "base/half_float.h"
 
 #include <cstring>
 
@@ -42,6 +42,18 @@ NEXTWORD_VECTOR_CLONES bool bf16_to_floats(const char* bytes, size_t n, float* o
 
 bool halves_to_floats(const char* bytes, bool bf16, size_t n, float* out) {
   return (bf16 ? bf16_to_floats : f16_to_floats)(bytes, n, out);
+}
+
+NEXTWORD_VECTOR_CLONES size_t first_non_finite_half(const char* bytes, bool bf16, size_t n) {
+  const uint16_t exponent = bf16 ? 0x7f80u : 0x7c00u;
+  uint32_t inf_or_nan = 0;
+  for (size_t i = 0; i < n; ++i) {
+    inf_or_nan |= static_cast<uint32_t>((load(bytes, i) & exponent) == exponent);
+  }
+  if (inf_or_nan == 0) return n;
+  size_t i = 0;
+  while ((load(bytes, i) & exponent) != exponent) ++i;
+  return i;
 }
 
 size_t floats_to_f16(const float* x, size_t n, char* bytes) {

@@ -75,6 +75,10 @@ bool bf16_to_floats(const char* bytes, size_t n, float* out);
 // One of the two, as `bf16` says (else F16).
 bool halves_to_floats(const char* bytes, bool bf16, size_t n, float* out);
 
+// The index of the first of n little-endian halves at `bytes` that is inf or
+// NaN, or n; the test of all n runs as vector code.
+size_t first_non_finite_half(const char* bytes, bool bf16, size_t n);
+
 // n floats into n little-endian halves at `bytes`. Returns n when every value
 // fits, else the index of the first that became inf (the rest are written).
 size_t floats_to_f16(const float* x, size_t n, char* bytes);
