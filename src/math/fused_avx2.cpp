@@ -31,10 +31,19 @@ struct Avx2 {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   NEXTWORD_VECTOR_OP static V load(const uint16_t* p, Mask m) {
-    const int lanes = _mm256_movemask_ps(_mm256_castsi256_ps(m));
-    alignas(16) uint16_t part[kLanes] = {};
-    for (int l = 0; l < kLanes; ++l) part[l] = (lanes >> l & 1) != 0 ? p[l] : uint16_t{0};
-    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(part)));
+    // The mask's first n lanes as eight 16-bit lanes; the whole pairs of
+    // halves among them by one masked 32-bit load (nothing past them read),
+    // and an odd last half on its own.
+    const __m128i lanes =
+        _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    const __m128i pairs = _mm_srai_epi32(lanes, 16);
+    __m128i h = _mm_maskload_epi32(reinterpret_cast<const int*>(p), pairs);
+    const int n = __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(lanes))) / 2;
+    if (n % 2 != 0) {
+      h = _mm_or_si128(h, _mm_and_si128(_mm_andnot_si128(pairs, lanes),
+                                        _mm_set1_epi16(static_cast<int16_t>(p[n - 1]))));
+    }
+    return _mm256_cvtph_ps(h);
   }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }

@@ -1,9 +1,9 @@
 // The AVX-512 family of kernels (math/kernel_paths.h): fused_kernels.h's
 // products in 16-float vectors, six rows by 64 columns of C in registers.
-// Built with -mavx512f -mfma (CMakeLists.txt); called only on a CPU that has them.
-// GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_ps(),
-// a self-initialized variable that -Wmaybe-uninitialized reports wherever they
-// are inlined (GCC bug 105593, fixed in GCC 13): nothing here is uninitialized.
+// Built with -mavx512f -mavx512bw -mavx512vl -mfma (CMakeLists.txt); called only on a CPU that has
+// them. GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_ps(), a
+// self-initialized variable that -Wmaybe-uninitialized reports wherever they are inlined (GCC bug
+// 105593, fixed in GCC 13): nothing here is uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -30,15 +30,12 @@ struct Avx512 {
   NEXTWORD_VECTOR_OP static V load(const float* p) { return _mm512_loadu_ps(p); }
   NEXTWORD_VECTOR_OP static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   // Sixteen IEEE halves widened (vcvtph2ps: exact); masked, the halves
-  // past the mask are neither read nor anything but +0 (a masked 16-bit
-  // load would need AVX512BW).
+  // past the mask are neither read nor anything but +0.
   NEXTWORD_VECTOR_OP static V load(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   NEXTWORD_VECTOR_OP static V load(const uint16_t* p, Mask m) {
-    alignas(32) uint16_t part[kLanes] = {};
-    for (int l = 0; l < kLanes; ++l) part[l] = (m >> l & 1) != 0 ? p[l] : uint16_t{0};
-    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(part)));
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
   }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
