@@ -9,7 +9,10 @@ NEXTWORD_KERNELS (plain, avx2, avx512):
   - between families, the same predictions within the reference tolerance
     (the families may differ in the last bits, never more);
   - a family this CPU cannot run, or a name that is none, is a usage error
-    (exit 2) naming NEXTWORD_KERNELS.
+    (exit 2) naming NEXTWORD_KERNELS;
+  - the English model's F16 weights read in place by the products give the
+    bytes of the same weights widened at load (NEXTWORD_HALVES), in every
+    family.
 
     python3 tests/cli/kernels_test.py build/nextword data
 """
@@ -128,6 +131,26 @@ class Families(unittest.TestCase):
                     self.assertAlmostEqual(pa[word], pb[word], delta=1e-4,
                                            msg=f"{family}: {a.get('phrase')} {word}")
                 self.assertEqual(a["predictions"][0]["word"], b["predictions"][0]["word"])
+
+    def test_halves_read_in_place_are_the_bits_of_halves_widened_at_load(self):
+        """The English model is F16: every family's products read its halves
+        (NEXTWORD_HALVES=read, the default) or its floats widened at load
+        (=widen); predict, score, complete and generate print the same bytes."""
+        english = ["-m", os.path.join(DATA, "english")]
+        text = "the end of the Second World\nthe history of the\nin 1990 , the\nzzqxv\n"
+        for family in self.families:
+            for args in (["predict", "-f", "json", "-k", "8"], ["score", "-f", "json"],
+                         ["complete", "-f", "json"], ["generate", "-n", "30", "the history of"],
+                         ["lens", "-f", "json", "the end of the"]):
+                with self.subTest(family=family, command=args[0]):
+                    out = {}
+                    for halves in ("read", "widen"):
+                        result = run(args[0], *english, *args[1:], stdin=text,
+                                     env={"NEXTWORD_KERNELS": family, "NEXTWORD_HALVES": halves})
+                        self.assertIn(result.returncode, (0, 4), result.stderr)  # 4: zzqxv
+                        out[halves] = result.stdout + result.stderr
+                    self.assertTrue(out["read"])
+                    self.assertEqual(out["read"], out["widen"])
 
     def test_a_family_that_is_not_here_is_a_usage_error(self):
         for name in ["bogus", *[f for f in FAMILIES if f not in self.families]]:
