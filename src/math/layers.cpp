@@ -21,8 +21,7 @@ namespace {
 
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
-// Queries of a head computed together: a causal block reads the keys up to
-// its last query.
+// Queries of a head computed together (a causal block reads keys up to its last).
 constexpr int kQueryBlock = 32;
 
 // C[M, N] = A[M, K] op(B). Under Threading::kBlas (training) one OpenBLAS
@@ -30,10 +29,8 @@ constexpr int kQueryBlock = 32;
 // the kernels of math/row_products.h, whose rows do not depend on the rows
 // beside them (OpenBLAS's do, see there), shared by the OpenMP threads when
 // there is enough work: so a phrase gives the same bits alone, in a batch, on
-// any thread and in any process. tests/unit/layers_test.cpp ("a product row
-// does not depend on the rows beside it") checks it.
-// B's halves, when it has them, are read in place of its floats: the same
-// bits (widening is exact), half the bytes.
+// any thread and in any process (tests/unit/layers_test.cpp). B's halves,
+// when it has them, are read in place of its floats: the same bits.
 void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
                WeightView B, int ldb, float* C, int ldc) {
   if (!fixed_row_blocks()) {
@@ -46,17 +43,12 @@ void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A,
     if (begin >= end) return;
     const float* a = A + area(begin, lda);
     float* c = C + area(begin, ldc);
-    if (transpose_B == CblasTrans) {
-      if (halves != nullptr) {
-        row_product_transposed(end - begin, N, K, a, lda, halves, ldb, c, ldc);
-      } else {
-        row_product_transposed(end - begin, N, K, a, lda, floats, ldb, c, ldc);
-      }
-    } else if (halves != nullptr) {
-      row_product(end - begin, N, K, a, lda, halves, ldb, c, ldc);
-    } else {
-      row_product(end - begin, N, K, a, lda, floats, ldb, c, ldc);
-    }
+    auto product = [&](const auto* b) {
+      if (transpose_B == CblasTrans)
+        return row_product_transposed(end - begin, N, K, a, lda, b, ldb, c, ldc);
+      row_product(end - begin, N, K, a, lda, b, ldb, c, ldc);
+    };
+    halves != nullptr ? product(halves) : product(floats);
   };
   const double work = static_cast<double>(M) * N * K;
   if (!rows_split() || M < 2 || work < kParallelProduct || omp_in_parallel()) {

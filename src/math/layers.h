@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "math/weight_view.h"
+#include "base/weight_view.h"
 
 namespace nextword {
 

@@ -3,7 +3,7 @@
 // shape and data_offsets, then the raw little-endian data), with the format-v1
 // config as a JSON string under "__metadata__". F32 data is used where it
 // lies in the mapped file. F16 tensors stay in the mapped file too, where
-// the products read them (math/weight_view.h), their floats widened at
+// the products read them (base/weight_view.h), their floats widened at
 // first use by anything else; BF16 tensors, and F16 ones under
 // HalfWeights::kWiden, are widened once into float32 storage the Weights
 // own. Every size is checked against the file first.

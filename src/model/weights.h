@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/float_buffer.h"
-#include "math/weight_view.h"
+#include "base/weight_view.h"
 #include "model/config.h"
 #include "model/half_rows.h"
 
@@ -118,7 +118,7 @@ class Weights {
   // Tensor `index` (owned storage, not yet filled) kept in the file's IEEE
   // halves `halves` (F16, all finite, aligned, in memory `file` keeps
   // alive): the products read them
-  // (math/weight_view.h) and its floats are widened at their first other
+  // (base/weight_view.h) and its floats are widened at their first other
   // use. Read before the first mutable_data or values(), which drop the
   // halves (writes to the floats would leave them stale).
   void keep_halves(size_t index, const uint16_t* halves, std::shared_ptr<const void> file);

@@ -10,18 +10,23 @@
 namespace nextword {
 
 int choose_next(const Model& model, const float* logits, const GenerateOptions& o, double uniform) {
+  FullRow row(model, {logits, static_cast<size_t>(model.config.vocab_size)});
+  return choose_next(model, row, o, uniform);
+}
+
+int choose_next(const Model& model, LogitRow& row, const GenerateOptions& o, double uniform) {
   // The words sampling may reach, best first: the best one alone when greedy,
   // the top_k (0: every word) otherwise; only those are sorted.
   thread_local std::vector<int> ids;
   const int k = o.temperature <= 0.0f ? 1 : o.top_k > 0 ? o.top_k : model.config.vocab_size;
-  rank_top(model, logits, k, ids);
+  row.top(k, ids);
   if (o.temperature <= 0.0f) return ids[0];
   // p_i = softmax(logit_i / T) over the candidates left.
   std::vector<double> p(ids.size());
-  const double top = logits[ids[0]] / static_cast<double>(o.temperature);
+  const double top = row.logit(ids[0]) / static_cast<double>(o.temperature);
   double sum = 0.0;
   for (size_t i = 0; i < ids.size(); ++i) {
-    p[i] = std::exp(logits[ids[i]] / static_cast<double>(o.temperature) - top);
+    p[i] = std::exp(row.logit(ids[i]) / static_cast<double>(o.temperature) - top);
     sum += p[i];
   }
   // The nucleus: the fewest best words whose probability reaches top_p.
@@ -63,20 +68,20 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
   std::vector<int> words;
   for (int step = 0; step < o.max_words; ++step) {
     const Encoded window = growing_window(model, input);
-    const std::span<const float> row = predictor.next_logits(window);
-    const float* logits = row.data();
+    // An adaptive softmax's clusters are computed as the choice needs them.
+    LogitRow& row = predictor.next_row(window);
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
         uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
     // A subword model's text ends where its most likely next piece is <s>,
     // as in llama2.c's run.c (predict/ranking.h never offers it).
-    if (model.subword && o.temperature <= 0.0f &&
-        std::max_element(logits, logits + model.config.vocab_size) - logits == model.bos_id) {
-      break;
+    if (model.subword && o.temperature <= 0.0f) {
+      const std::span<const float> all = row.all();
+      if (std::max_element(all.begin(), all.end()) - all.begin() == model.bos_id) break;
     }
     const int id = mixed_greedy
                        ? mixed_argmax(model, window.ids, row, predictor.logits_normalized())
-                       : choose_next(model, logits, o, uniform);
+                       : choose_next(model, row, o, uniform);
     words.push_back(id);
     input.ids.push_back(id);
     input.tokens.emplace_back(model.vocab.word(id));

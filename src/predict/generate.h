@@ -34,5 +34,8 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
 // `uniform` is a number in [0, 1).
 int choose_next(const Model& model, const float* logits, const GenerateOptions& options,
                 double uniform);
+// The same from a row computed as it is asked for (predict/logit_row.h):
+// greedy and top_k > 0 read only the best words' logits.
+int choose_next(const Model& model, LogitRow& row, const GenerateOptions& options, double uniform);
 
 }  // namespace nextword

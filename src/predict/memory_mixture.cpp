@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "math/layers.h"
+#include "predict/logit_row.h"
 #include "predict/ranking.h"
 
 namespace nextword {
@@ -76,33 +77,42 @@ void MixtureParts::set(const Memory& memory, std::span<const int> context,
 
 int mixed_argmax(const Model& model, std::span<const int> context, std::span<const float> logits,
                  bool normalized) {
+  FullRow row(model, logits);
+  return mixed_argmax(model, context, row, normalized);
+}
+
+int mixed_argmax(const Model& model, std::span<const int> context, LogitRow& row, bool normalized) {
   const Memory& memory = *model.memory;
-  const auto V = static_cast<int>(logits.size());
-  const double log_normalizer = normalized ? 0 : exact_log_sum_exp(logits.data(), V);
+  const double log_normalizer =
+      normalized ? 0 : exact_log_sum_exp(row.all().data(), static_cast<int>(row.all().size()));
   const MemoryContext c = memory.find(context);  // its weights, and each order's largest share
   const double lambda = memory.lambda(c), keep = 1 - lambda;
-  auto transformer = [&](int w) {
-    return keep * std::exp(static_cast<double>(logits[static_cast<size_t>(w)]) - log_normalizer);
+  auto transformer = [&](float logit) {
+    return keep * std::exp(static_cast<double>(logit) - log_normalizer);
   };
   int best = -1;
   double best_p = -1;
   auto consider = [&](int w) {
     if (model.is_special(w)) return;
-    const double p = transformer(w) + lambda * memory.probability(c, w);
+    const double memory_part = lambda * memory.probability(c, w);
+    // A word whose logit is not computed yet (an adaptive softmax's cluster)
+    // and whose bound cannot win costs no cluster.
+    if (transformer(row.bound(w)) + memory_part < best_p) return;
+    const double p = transformer(row.logit(w)) + memory_part;
     if (p > best_p || (p == best_p && w < best)) {
       best = w;
       best_p = p;
     }
   };
   thread_local std::vector<int> top;
-  rank_top(model, logits.data(), kMixedTop, top);
+  row.top(kMixedTop, top);
   for (const int w : top) consider(w);
   for (const int w : memory.top_unigrams()) consider(w);
   // Bounds on the words not scored yet: a transformer part of at most top's
   // last, a unigram part of at most the kTopUnigrams-th (the largest for a
   // word stored under a context), each order's share at most its largest.
   const bool all_top = static_cast<int>(top.size()) < kMixedTop;
-  const double rest_transformer = all_top ? 0 : transformer(top.back());
+  const double rest_transformer = all_top ? 0 : transformer(row.logit(top.back()));
   const double base = lambda * memory.unigram_weight(c);
   const std::span<const float> u = memory.unigram();
   const std::span<const int> top_u = memory.top_unigrams();
@@ -124,10 +134,11 @@ int mixed_argmax(const Model& model, std::span<const int> context, std::span<con
   }
   if (all_top || rest_transformer + rest_unigram < best_p) return best;
   // A word none of the above scored could still win: the whole row.
-  thread_local std::vector<float> row;
-  row.assign(logits.begin(), logits.end());
-  mix_memory(model, context, row);
-  rank_top(model, row.data(), 1, top);
+  thread_local std::vector<float> mixed;
+  const std::span<const float> logits = row.all();
+  mixed.assign(logits.begin(), logits.end());
+  mix_memory(model, context, mixed);
+  rank_top(model, mixed.data(), 1, top);
   return top.empty() ? -1 : top.front();
 }
 

@@ -17,6 +17,7 @@
 
 #include "model/memory_file.h"
 #include "model/model_file.h"
+#include "predict/logit_row.h"
 
 namespace nextword {
 
@@ -55,6 +56,9 @@ double mix_memory(const Model& model, std::span<const int> context, std::span<fl
 constexpr int kMixedTop = 16;
 int mixed_argmax(const Model& model, std::span<const int> context, std::span<const float> logits,
                  bool normalized);
+// The same from a row that computes its logits as they are asked for
+// (predict/logit_row.h): a word whose bound cannot win is never computed.
+int mixed_argmax(const Model& model, std::span<const int> context, LogitRow& row, bool normalized);
 
 // The mixture in two parts, for a caller that ranks words itself and takes
 // the probabilities of a few (the completer): the memory's part dense,

@@ -160,15 +160,13 @@ bool Predictor::extends_cache(const Encoded& input) const {
          std::equal(held.begin(), held.end(), ids.begin());
 }
 
-std::span<const float> Predictor::next_logits(const Encoded& input) {
+bool Predictor::run_cached(const Encoded& input, bool with_logits) {
   const std::span<const int> ids = input.ids;
   // The cache's bits are a full pass's only where every row is computed
   // alone: under Threading::kRows, which everything that prints runs under.
   if (!extendable(model_) || !fixed_row_blocks() || ids.empty()) {
     cache_.clear();
-    run({&input, 1});
-    tokens_run_ = static_cast<int>(ids.size());
-    return logits();
+    return false;
   }
   // A text that only shares its first tokens with the cache's (a word typed
   // over, the word search's next spelling) runs from the first that
@@ -179,16 +177,39 @@ std::span<const float> Predictor::next_logits(const Encoded& input) {
         std::mismatch(held.begin(), held.end(), ids.begin(), ids.end()).first - held.begin());
     cache_.truncate(std::min(shared, ids.size() - 1));
   }
+  // The same text again after a pass without logits: its last token again.
+  if (with_logits && cache_.ids().size() == ids.size() && cache_.logits().empty()) {
+    cache_.truncate(ids.size() - 1);
+  }
   const size_t from = cache_.ids().size();
   tokens_run_ = static_cast<int>(ids.size() - from);
-  if (tokens_run_ > 0) cache_.extend(model_, ids.subspan(from));
+  if (tokens_run_ > 0) cache_.extend(model_, ids.subspan(from), with_logits);
   hidden_ = cache_.hidden();
+  return true;
+}
+
+std::span<const float> Predictor::next_logits(const Encoded& input) {
+  if (!run_cached(input, true)) {
+    run({&input, 1});
+    tokens_run_ = static_cast<int>(input.ids.size());
+    return logits();
+  }
   if (!model_.memory || !mix_) return cache_.logits();
   // The cache keeps the transformer's logits; the mixture goes in a copy.
   const std::span<const float> logits = cache_.logits();
   mixed_.assign(logits.begin(), logits.end());
-  mix_memory(model_, ids, mixed_);
+  mix_memory(model_, input.ids, mixed_);
   return mixed_;
+}
+
+LogitRow& Predictor::next_row(const Encoded& input) {
+  const bool mixed = model_.memory != nullptr && mix_;
+  if (!model_.config.adaptive() || mixed || !run_cached(input, false)) {
+    full_row_ = FullRow(model_, next_logits(input));
+    return full_row_;
+  }
+  adaptive_row_.reset(cache_.hidden());
+  return adaptive_row_;
 }
 
 std::span<const float> Predictor::next_logits(std::span<const Encoded> inputs) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model_file.h"
+#include "predict/logit_row.h"
 #include "transformer/cache.h"
 #include "transformer/transformer.h"
 
@@ -103,6 +104,12 @@ class Predictor {
   // shares only its first tokens with it, the tokens from the first that
   // differs.
   std::span<const float> next_logits(const Encoded& input);
+  // next_logits for a caller that ranks a few words of the row and reads
+  // their logits (generate): the same bits, but on an adaptive softmax
+  // without the memory mixed in (mixing() off) each cluster is computed
+  // only when the row is asked for it (predict/logit_row.h). Valid until
+  // the next call.
+  LogitRow& next_row(const Encoded& input);
   // Whether next_logits(input) would run only tokens that extend the cache.
   bool extends_cache(const Encoded& input) const;
   // The same for several inputs in one pass: row b ([b * V, (b + 1) * V))
@@ -133,6 +140,9 @@ class Predictor {
  private:
   // The forward pass over the inputs' ids, back to back.
   void run(std::span<const Encoded> inputs);
+  // Runs input's new tokens through the cache (all of them when it does not
+  // extend it); false when the cache cannot serve (nothing run).
+  bool run_cached(const Encoded& input, bool with_logits);
   // The top k of logits row b into p.top (thread-safe).
   void rank(int b, int k, Prediction& p) const;
 
@@ -145,6 +155,8 @@ class Predictor {
   std::vector<int> ids_;
   std::vector<float> mixed_;  // next_logits' mixture with the memory, when the model has one
   bool mix_ = true;
+  AdaptiveRow adaptive_row_{model_};
+  FullRow full_row_{model_, {}};
 };
 
 // The transformer's own logits from `predictor` while it lives (when `off`),

@@ -7,13 +7,17 @@
 namespace nextword {
 
 void rank_top(const Model& model, const float* logits, int k, std::vector<int>& ids) {
-  const int V = model.config.vocab_size;
+  rank_range(model, logits, 0, model.config.vocab_size, k, ids);
+}
+
+void rank_range(const Model& model, const float* logits, int begin, int end, int k,
+                std::vector<int>& ids) {
   ids.clear();
   if (k <= 0) return;
   if (k <= kFewTop) {
     // One pass that keeps the best k so far in order: a word that does not
     // beat the k-th (nearly all of a large vocabulary) costs one compare.
-    for (int id = 0; id < V; ++id) {
+    for (int id = begin; id < end; ++id) {
       if (ids.size() == static_cast<size_t>(k) && !(logits[id] > logits[ids.back()])) continue;
       if (model.is_special(id)) continue;
       // Ids come in increasing order, so an equal logit already kept ranks first.
@@ -24,14 +28,14 @@ void rank_top(const Model& model, const float* logits, int k, std::vector<int>& 
     }
     return;
   }
-  for (int id = 0; id < V; ++id) {
+  for (int id = begin; id < end; ++id) {
     if (!model.is_special(id)) ids.push_back(id);
   }
   const size_t n = std::min(ids.size(), static_cast<size_t>(k));
   auto before = [logits](int a, int b) { return ranks_before(logits, a, b); };
-  const auto end = ids.begin() + static_cast<std::ptrdiff_t>(n);
-  if (n < ids.size()) std::nth_element(ids.begin(), end, ids.end(), before);
-  std::sort(ids.begin(), end, before);
+  const auto last = ids.begin() + static_cast<std::ptrdiff_t>(n);
+  if (n < ids.size()) std::nth_element(ids.begin(), last, ids.end(), before);
+  std::sort(ids.begin(), last, before);
   ids.resize(n);
 }
 

@@ -22,6 +22,9 @@ inline bool ranks_before(const float* logits, int a, int b) {
 // O(V + k log k).
 constexpr int kFewTop = 64;
 void rank_top(const Model& model, const float* logits, int k, std::vector<int>& ids);
+// rank_top over the words [begin, end) alone (logits still indexed by id).
+void rank_range(const Model& model, const float* logits, int begin, int end, int k,
+                std::vector<int>& ids);
 
 // How many words come before `target` (a special target is ranked as if it
 // were a word), at most `limit`: rank 0 is the best word.

@@ -39,7 +39,7 @@ void adaptive_head_forward(float* head, const float* Z, const Model& model, int 
 void adaptive_log_probs_forward(float* log_probs, const float* Z, const Model& model, int R) {
   const Config& c = model.config;
   const int V = c.vocab_size, H = c.head_size(), words = c.head_words();
-  thread_local std::vector<float> head, hidden;
+  thread_local std::vector<float> head;
   fit(head, area(R, H));
   adaptive_head_forward(head.data(), Z, model, R);
   for (int r = 0; r < R; ++r) {
@@ -48,18 +48,26 @@ void adaptive_log_probs_forward(float* log_probs, const float* Z, const Model& m
     std::copy(row, row + words, log_probs + area(r, V));
   }
   for (int i = 0; i < c.clusters(); ++i) {
-    const int start = c.cluster_start(i), size = c.cluster_words(i), width = c.cluster_width(i);
-    fit(hidden, area(R, width));
-    project(hidden.data(), Z, model, i, R);
-    classifier_forward(log_probs + start, hidden.data(),
-                       model.weights.cluster[static_cast<size_t>(i)].words, nullptr, R, width, size,
-                       V);
-    for (int r = 0; r < R; ++r) {
-      float* row = log_probs + area(r, V) + start;
-      log_softmax_forward(row, size);
-      const float cluster = head[area(r, H) + static_cast<size_t>(words + i)];
-      for (int j = 0; j < size; ++j) row[j] += cluster;
-    }
+    adaptive_cluster_forward(log_probs, Z, head.data() + words + i, H, model, i, R);
+  }
+}
+
+void adaptive_cluster_forward(float* log_probs, const float* Z, const float* mass, int ld_mass,
+                              const Model& model, int i, int R) {
+  const Config& c = model.config;
+  const int V = c.vocab_size;
+  const int start = c.cluster_start(i), size = c.cluster_words(i), width = c.cluster_width(i);
+  thread_local std::vector<float> hidden;
+  fit(hidden, area(R, width));
+  project(hidden.data(), Z, model, i, R);
+  classifier_forward(log_probs + start, hidden.data(),
+                     model.weights.cluster[static_cast<size_t>(i)].words, nullptr, R, width, size,
+                     V);
+  for (int r = 0; r < R; ++r) {
+    float* row = log_probs + area(r, V) + start;
+    log_softmax_forward(row, size);
+    const float cluster = mass[area(r, ld_mass)];
+    for (int j = 0; j < size; ++j) row[j] += cluster;
   }
 }
 

@@ -33,6 +33,13 @@ void adaptive_head_forward(float* head, const float* Z, const Model& model, int 
 // (after the final norm).
 void adaptive_log_probs_forward(float* log_probs, const float* Z, const Model& model, int R);
 
+// Cluster i's words of log_probs [R, V]: ln p(w | z) = ln softmax(tail_i)[w]
+// + mass[r * ld_mass], the cluster's ln probability in the head's log
+// softmax of row r. adaptive_log_probs_forward's, one cluster at a time
+// (transformer/adaptive_row.h), the same bits.
+void adaptive_cluster_forward(float* log_probs, const float* Z, const float* mass, int ld_mass,
+                              const Model& model, int i, int R);
+
 // Training, after forward() has left the head's logits in a.logits [N,
 // head_size] and Z in a.Z: the clusters of the targets' words, the summed
 // loss -sum ln p(target), and the logits of the head and of each cluster

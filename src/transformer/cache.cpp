@@ -11,7 +11,8 @@ namespace nextword {
 
 bool extendable(const Model& model) { return model.config.causal; }
 
-std::span<const float> KVCache::extend(const Model& model, std::span<const int> ids) {
+std::span<const float> KVCache::extend(const Model& model, std::span<const int> ids,
+                                       bool with_logits) {
   const Config& c = model.config;
   const Weights& W = model.weights;
   const int n = static_cast<int>(ids.size()), first = static_cast<int>(ids_.size());
@@ -63,6 +64,11 @@ std::span<const float> KVCache::extend(const Model& model, std::span<const int> 
   // The last new row through final_norm and the classifier.
   Z_.assign(a.X_in.begin() + static_cast<std::ptrdiff_t>(area(n - 1, d)),
             a.X_in.begin() + static_cast<std::ptrdiff_t>(area(n, d)));
+  if (!with_logits) {
+    logits_.clear();
+    norm_forward(Z_.data(), Z_.data(), W.final_norm_weight, W.final_norm_bias, c, 1);
+    return {};
+  }
   logits_.resize(static_cast<size_t>(c.vocab_size));
   logits_forward(logits_.data(), Z_.data(), model, 1);
   return logits_;

@@ -25,7 +25,11 @@ class KVCache {
   // their keys and values; returns the next-word logits [V] of the last of
   // them (valid until the next call). The model must be causal, n >= 1 and
   // ids().size() + n <= max_len.
-  std::span<const float> extend(const Model& model, std::span<const int> ids);
+  // With `with_logits` false, the last row goes through the final norm
+  // only (hidden()), for a caller that computes what it needs of the
+  // classifier itself (predict/logit_row.h), and nothing is returned.
+  std::span<const float> extend(const Model& model, std::span<const int> ids,
+                                bool with_logits = true);
   // The logits extend() returned last.
   std::span<const float> logits() const { return logits_; }
   // The last new row after final_norm [d]: what the classifier read.

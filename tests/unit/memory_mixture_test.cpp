@@ -15,13 +15,19 @@
 #include "predict/predictor.h"
 #include "test_models.h"
 #include "train/ngram_memory.h"
+#include "transformer/adaptive_softmax.h"
 
 using namespace nextword;
 
 namespace {
 
-Model model_with_memory(int order, uint64_t seed) {
+Model model_with_memory(int order, uint64_t seed, bool adaptive_softmax = false) {
   Config c;
+  if (adaptive_softmax) {
+    c.adaptive_cutoffs = {8, 20};
+    c.adaptive_div = 2.0f;
+    c.tied_classifier = true;
+  }
   c.vocab_size = 40;
   c.d_model = 16;
   c.n_layers = 1;
@@ -156,6 +162,28 @@ TEST_CASE("Mixture: greedy's best word without the whole row is the exact argmax
       for (float& l : log_probs) l = static_cast<float>(static_cast<double>(l) - z);
       const int w = mixed_argmax(m, context, log_probs, true);
       CHECK(mixed_log_probability(*m.memory, row, logits, w) == Approx(best).margin(1e-6));
+    }
+  }
+}
+
+TEST_CASE("Mixture: greedy's best word from an adaptive row is the whole row's", "[memory]") {
+  // The row computes a cluster only for a word whose bound could win
+  // (predict/logit_row.h): the same word as mixing the whole row.
+  for (const int order : {1, 2, 4}) {
+    const Model m = model_with_memory(order, 41 + static_cast<uint64_t>(order), true);
+    std::mt19937_64 rng(11);
+    AdaptiveRow row(m);
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<int> context;
+      const int T = 1 + static_cast<int>(rng() % 6);
+      for (int i = 0; i < T; ++i) context.push_back(static_cast<int>(rng() % 30));
+      std::vector<float> z(static_cast<size_t>(m.config.d_model));
+      const float spread = std::array<float, 3>{0.3f, 2.0f, 6.0f}[trial % 3];
+      for (float& x : z) x = std::normal_distribution<float>(0, spread)(rng);
+      std::vector<float> logits(static_cast<size_t>(m.config.vocab_size));
+      adaptive_log_probs_forward(logits.data(), z.data(), m, 1);
+      row.reset(z);
+      CHECK(mixed_argmax(m, context, row, true) == mixed_argmax(m, context, logits, true));
     }
   }
 }
