@@ -1,5 +1,9 @@
 #include "math/kernel_paths.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 #include <cstdlib>
 #include <string>
 
@@ -10,14 +14,22 @@ namespace {
 
 constexpr KernelPath kAllPaths[] = {KernelPath::kPlain, KernelPath::kAvx2, KernelPath::kAvx512};
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// F16C (the halves' conversions), from CPUID: Clang's __builtin_cpu_supports
+// does not know it.
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+#endif
+
 bool runs_here(KernelPath path) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   switch (path) {
     case KernelPath::kPlain: return true;
     case KernelPath::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     case KernelPath::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
