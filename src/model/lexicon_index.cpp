@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "model/binary_fields.h"
 #include "model/file_bytes.h"
+#include "model/made_from.h"
 #include "model/model_file.h"
 #include "text/words.h"
 
@@ -42,39 +44,25 @@ struct Header {
   uint64_t m = 0;
 };
 
-template <class T>
-T read_at(const char* p) {
-  T value;
-  std::memcpy(&value, p, sizeof value);
-  return value;
-}
-
-template <class T>
-void append(std::string& out, T value) {
-  char bytes[sizeof value];
-  std::memcpy(bytes, &value, sizeof value);
-  out.append(bytes, sizeof value);
-}
-
 Header read_header(const std::string& path, std::string_view bytes) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     throw model_error(path, "magic", "not a lexicon index (expected \"NWLEXIDX\")");
   }
   const char* p = bytes.data();
   Header h;
-  h.version = read_at<uint32_t>(p + 8);
+  h.version = read_field<uint32_t>(p + 8);
   if (h.version != kVersion) {
     throw model_error(path, "version", std::to_string(h.version) + " is not 1");
   }
-  h.vocab_size = read_at<uint32_t>(p + 12);
-  h.vocab_hash = read_at<uint64_t>(p + 16);
-  h.unk_id = read_at<int32_t>(p + 24);
-  h.bos_id = read_at<int32_t>(p + 28);
-  h.lexicon_bytes = read_at<uint64_t>(p + 32);
-  h.n = read_at<uint64_t>(p + 40);
-  h.oov_count = read_at<double>(p + 48);
-  h.strings_bytes = read_at<uint64_t>(p + 56);
-  h.m = read_at<uint64_t>(p + 64);
+  h.vocab_size = read_field<uint32_t>(p + 12);
+  h.vocab_hash = read_field<uint64_t>(p + 16);
+  h.unk_id = read_field<int32_t>(p + 24);
+  h.bos_id = read_field<int32_t>(p + 28);
+  h.lexicon_bytes = read_field<uint64_t>(p + 32);
+  h.n = read_field<uint64_t>(p + 40);
+  h.oov_count = read_field<double>(p + 48);
+  h.strings_bytes = read_field<uint64_t>(p + 56);
+  h.m = read_field<uint64_t>(p + 64);
   const uint64_t rest = bytes.size() - kHeaderBytes;
   if (h.n > rest / (kRecordBytes + 4) || h.m > rest / (kVocabRecordBytes + 4) ||
       h.strings_bytes != rest - h.n * (kRecordBytes + 4) - h.m * (kVocabRecordBytes + 4)) {
@@ -143,11 +131,11 @@ std::string LexiconIndex::bytes_of(const Lexicon& lexicon, const LexiconIndexSou
     const auto key_at = o.key == o.entry->word ? word_at : static_cast<uint32_t>(strings.size());
     if (o.key != o.entry->word) strings += o.key;
     if (strings.size() >= kMaxBytes) throw model_error("lexicon.bin", "", "larger than 4 GiB");
-    append<int64_t>(records, o.entry->count);
-    append<uint32_t>(records, word_at);
-    append<uint32_t>(records, static_cast<uint32_t>(o.entry->word.size()));
-    append<uint32_t>(records, key_at);
-    append<uint32_t>(records, static_cast<uint32_t>(o.key.size()));
+    append_field<int64_t>(records, o.entry->count);
+    append_field<uint32_t>(records, word_at);
+    append_field<uint32_t>(records, static_cast<uint32_t>(o.entry->word.size()));
+    append_field<uint32_t>(records, key_at);
+    append_field<uint32_t>(records, static_cast<uint32_t>(o.key.size()));
   }
   std::vector<uint32_t> by_key(offered.size());
   std::iota(by_key.begin(), by_key.end(), 0u);
@@ -155,9 +143,9 @@ std::string LexiconIndex::bytes_of(const Lexicon& lexicon, const LexiconIndexSou
             [&](uint32_t a, uint32_t b) { return offered[a].key < offered[b].key; });
   std::string vocabulary_records;
   for (const auto& [id, key] : vocabulary) {
-    append<uint32_t>(vocabulary_records, static_cast<uint32_t>(id));
-    append<uint32_t>(vocabulary_records, static_cast<uint32_t>(strings.size()));
-    append<uint32_t>(vocabulary_records, static_cast<uint32_t>(key.size()));
+    append_field<uint32_t>(vocabulary_records, static_cast<uint32_t>(id));
+    append_field<uint32_t>(vocabulary_records, static_cast<uint32_t>(strings.size()));
+    append_field<uint32_t>(vocabulary_records, static_cast<uint32_t>(key.size()));
     strings += key;
   }
   if (strings.size() >= kMaxBytes) throw model_error("lexicon.bin", "", "larger than 4 GiB");
@@ -168,21 +156,21 @@ std::string LexiconIndex::bytes_of(const Lexicon& lexicon, const LexiconIndexSou
   });
 
   std::string out(kMagic, sizeof kMagic);
-  append<uint32_t>(out, kVersion);
-  append<uint32_t>(out, static_cast<uint32_t>(vocab.size()));
-  append<uint64_t>(out, vocabulary_hash(vocab));
-  append<int32_t>(out, source.unk_id);
-  append<int32_t>(out, source.bos_id);
-  append<uint64_t>(out, source.lexicon_bytes);
-  append<uint64_t>(out, offered.size());
-  append<double>(out, oov_count);
-  append<uint64_t>(out, strings.size());
-  append<uint64_t>(out, vocabulary.size());
+  append_field<uint32_t>(out, kVersion);
+  append_field<uint32_t>(out, static_cast<uint32_t>(vocab.size()));
+  append_field<uint64_t>(out, vocabulary_hash(vocab));
+  append_field<int32_t>(out, source.unk_id);
+  append_field<int32_t>(out, source.bos_id);
+  append_field<uint64_t>(out, source.lexicon_bytes);
+  append_field<uint64_t>(out, offered.size());
+  append_field<double>(out, oov_count);
+  append_field<uint64_t>(out, strings.size());
+  append_field<uint64_t>(out, vocabulary.size());
   out.resize(kHeaderBytes, '\0');
   out += records;
-  for (const uint32_t r : by_key) append<uint32_t>(out, r);
+  for (const uint32_t r : by_key) append_field<uint32_t>(out, r);
   out += vocabulary_records;
-  for (const uint32_t r : vocabulary_by_key) append<uint32_t>(out, r);
+  for (const uint32_t r : vocabulary_by_key) append_field<uint32_t>(out, r);
   out += strings;
   return out;
 }
@@ -228,8 +216,7 @@ std::optional<LexiconIndex> LexiconIndex::beside(const std::string& vocab_path,
   const bool has_tsv = ::stat(tsv.c_str(), &tsv_info) == 0;
   if (::stat(bin.c_str(), &bin_info) == 0) {
     // Older than the lexicon.tsv beside it: made from an earlier one.
-    const bool fresh = !has_tsv || std::tie(bin_info.st_mtim.tv_sec, bin_info.st_mtim.tv_nsec) >=
-                                       std::tie(tsv_info.st_mtim.tv_sec, tsv_info.st_mtim.tv_nsec);
+    const bool fresh = !has_tsv || not_older(bin_info, tsv_info);
     LexiconIndexSource of_tsv = source;
     of_tsv.lexicon_bytes = has_tsv ? static_cast<uint64_t>(tsv_info.st_size) : 0;
     if (fresh) {
@@ -248,9 +235,9 @@ LexiconIndex::Word LexiconIndex::at(size_t rank) const {
   };
   if (rank >= n_) throw fault("no such word");
   const char* r = records_ + rank * kRecordBytes;
-  const auto count = read_at<int64_t>(r);
-  const auto word_at = read_at<uint32_t>(r + 8), word_length = read_at<uint32_t>(r + 12);
-  const auto key_at = read_at<uint32_t>(r + 16), key_length = read_at<uint32_t>(r + 20);
+  const auto count = read_field<int64_t>(r);
+  const auto word_at = read_field<uint32_t>(r + 8), word_length = read_field<uint32_t>(r + 12);
+  const auto key_at = read_field<uint32_t>(r + 16), key_length = read_field<uint32_t>(r + 20);
   const auto fits = [&](uint64_t at, uint64_t length) {
     return at <= strings_.size() && length <= strings_.size() - at;
   };
@@ -260,7 +247,7 @@ LexiconIndex::Word LexiconIndex::at(size_t rank) const {
 }
 
 size_t LexiconIndex::rank_by_key(size_t j) const {
-  const auto rank = j < n_ ? read_at<uint32_t>(by_key_ + j * 4) : n_;
+  const auto rank = j < n_ ? read_field<uint32_t>(by_key_ + j * 4) : n_;
   if (rank >= n_) {
     throw model_error(file_->path(), "by_key[" + std::to_string(j) + "]", "not a word's number");
   }
@@ -273,8 +260,8 @@ LexiconIndex::VocabularyWord LexiconIndex::vocabulary_word(size_t j) const {
   };
   if (j >= m_) throw fault("no such word");
   const char* r = vocabulary_ + j * kVocabRecordBytes;
-  const auto id = read_at<uint32_t>(r);
-  const auto key_at = read_at<uint32_t>(r + 4), key_length = read_at<uint32_t>(r + 8);
+  const auto id = read_field<uint32_t>(r);
+  const auto key_at = read_field<uint32_t>(r + 4), key_length = read_field<uint32_t>(r + 8);
   if (id >= vocab_size_) throw fault("not an id of the vocabulary");
   if (key_at > strings_.size() || key_length > strings_.size() - key_at) {
     throw fault("outside the file");
@@ -283,7 +270,7 @@ LexiconIndex::VocabularyWord LexiconIndex::vocabulary_word(size_t j) const {
 }
 
 size_t LexiconIndex::vocabulary_by_key(size_t j) const {
-  const auto at = j < m_ ? read_at<uint32_t>(vocabulary_by_key_ + j * 4) : m_;
+  const auto at = j < m_ ? read_field<uint32_t>(vocabulary_by_key_ + j * 4) : m_;
   if (at >= m_) {
     throw model_error(file_->path(), "vocabulary_by_key[" + std::to_string(j) + "]",
                       "not a word's number");

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "model/binary_fields.h"
 #include "model/file_bytes.h"
 #include "model/weights_file.h"
 #include "text/utf8.h"
@@ -26,13 +27,6 @@ constexpr int64_t kMostLayers = 1024;
 // 32,000-piece one is 424 KB.
 constexpr size_t kMostTokenizerBytes = size_t{1} << 30;
 
-template <class T>
-T read_le(const char* p) {
-  T value;
-  std::memcpy(&value, p, sizeof value);
-  return value;
-}
-
 struct Header {
   int version = 0;
   int64_t dim = 0, hidden_dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, vocab_size = 0,
@@ -44,7 +38,7 @@ struct Header {
 
 Header read_header(std::string_view bytes, const std::string& file) {
   Header h;
-  const bool versioned = bytes.size() >= 4 && read_le<uint32_t>(bytes.data()) == kMagic;
+  const bool versioned = bytes.size() >= 4 && read_field<uint32_t>(bytes.data()) == kMagic;
   h.size = versioned ? kVersionedHeader : kLegacyHeader;
   if (bytes.size() < h.size) {
     throw model_error(file, "header",
@@ -54,7 +48,7 @@ Header read_header(std::string_view bytes, const std::string& file) {
   }
   const char* p = bytes.data();
   if (versioned) {
-    h.version = read_le<int32_t>(p + 4);
+    h.version = read_field<int32_t>(p + 4);
     if (h.version != 1 && h.version != 2) {
       throw model_error(file, "header.version",
                         "unsupported version " + std::to_string(h.version) +
@@ -65,7 +59,7 @@ Header read_header(std::string_view bytes, const std::string& file) {
   int64_t* fields[] = {&h.dim,        &h.hidden_dim, &h.n_layers, &h.n_heads,
                        &h.n_kv_heads, &h.vocab_size, &h.seq_len};
   for (int64_t* field : fields) {
-    *field = read_le<int32_t>(p);
+    *field = read_field<int32_t>(p);
     p += 4;
   }
   if (versioned) {
@@ -74,7 +68,7 @@ Header read_header(std::string_view bytes, const std::string& file) {
       throw model_error(file, "header.shared_classifier",
                         "must be 0 or 1, got " + std::to_string(static_cast<unsigned char>(*p)));
     }
-    if (h.version == 2) h.group_size = read_le<int32_t>(p + 1);
+    if (h.version == 2) h.group_size = read_field<int32_t>(p + 1);
   } else {
     // Version 0 says "not shared" with a negative vocab_size.
     h.shared = h.vocab_size > 0;
@@ -138,7 +132,7 @@ class TensorReader {
       const auto* q = reinterpret_cast<const int8_t*>(bytes_.data() + at_);
       const char* scales = bytes_.data() + at_ + count;
       for (size_t g = 0; g < count / group; ++g) {
-        const auto scale = read_le<float>(scales + g * 4);
+        const auto scale = read_field<float>(scales + g * 4);
         for (size_t i = g * group; i < (g + 1) * group; ++i) values_[i] = q[i] * scale;
       }
       at_ += count + count / group * 4;

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "model/json_scan.h"
+#include "model/vocab_index.h"
 #include "model/weights_file.h"
 #include "text/utf8.h"
 
@@ -126,12 +127,17 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
 Model load_model(const ModelPaths& paths) {
   WeightsFile w = read_weights(paths.weights);
   const std::string& wf = paths.weights;
-  const auto vocab_start = [](const std::string& file, std::string_view first) {
-    check_json_start(file, first, "[{");
-  };
-  const std::shared_ptr<FileBytes> vocab_file =
-      FileBytes::open(paths.vocab, FileLimits{kMaxVocabBytes, "a vocab.json", vocab_start});
-  Vocabulary vocab = read_vocabulary(*vocab_file);
+  // vocab.bin when fresh (model/vocab_index.h), else vocab.json itself.
+  std::optional<IndexedVocabulary> indexed = fresh_vocab_index(paths.vocab);
+  if (!indexed) {
+    const auto vocab_start = [](const std::string& file, std::string_view first) {
+      check_json_start(file, first, "[{");
+    };
+    const std::shared_ptr<FileBytes> vocab_file =
+        FileBytes::open(paths.vocab, FileLimits{kMaxVocabBytes, "a vocab.json", vocab_start});
+    indexed = IndexedVocabulary{read_vocabulary(*vocab_file), vocab_file->size()};
+  }
+  Vocabulary& vocab = indexed->vocab;
   if (vocab.size() != w.config.vocab_size) {
     throw model_error(paths.vocab, "",
                       "has " + std::to_string(vocab.size()) + " words, " + wf +
@@ -141,7 +147,7 @@ Model load_model(const ModelPaths& paths) {
   const int bos =
       w.config.has_bos() ? special_id(vocab, w.config.bos_token, paths.vocab, wf, "bos_token") : -1;
   Model m{paths,
-          static_cast<int64_t>(vocab_file->size()),
+          static_cast<int64_t>(indexed->json_bytes),
           w.bytes,
           std::move(w.config),
           std::move(vocab),

@@ -1,5 +1,6 @@
 #include "model/vocabulary.h"
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -21,16 +22,45 @@ Vocabulary::Packed packed(const std::vector<std::string>& words) {
 
 }  // namespace
 
+uint64_t word_hash(std::string_view word) {
+  constexpr uint64_t kOdd = 0x9e3779b97f4a7c15ULL;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i = 0;
+  for (; i + 8 <= word.size(); i += 8) {
+    uint64_t chunk;
+    std::memcpy(&chunk, word.data() + i, 8);
+    h = (h ^ chunk) * kOdd;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;  // the last 1 to 7 bytes, little-endian
+  for (size_t k = word.size(); k > i; --k)
+    tail = (tail << 8) | static_cast<unsigned char>(word[k - 1]);
+  h = (h ^ tail ^ (static_cast<uint64_t>(word.size()) << 56)) * kOdd;
+  // splitmix64's finalizer: every input bit reaches the low bits a table uses.
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
 Vocabulary::Vocabulary(const std::vector<std::string>& words, const std::string& file)
     : Vocabulary(packed(words), file) {}
 
-Vocabulary::Vocabulary(Packed words, const std::string& file)
-    : chars_(std::move(words.chars)), ends_(std::move(words.ends)) {
+Vocabulary::Vocabulary(Packed words, const std::string& file) {
+  struct Store {
+    Packed words;
+    std::vector<int32_t> ids;
+  };
+  auto store = std::make_shared<Store>(Store{std::move(words), {}});
   size_t slots = 2;
-  while (slots < 2 * ends_.size()) slots *= 2;
-  ids_.assign(slots, -1);
+  while (slots < 2 * store->words.ends.size()) slots *= 2;
+  store->ids.assign(slots, -1);
+  chars_ = store->words.chars;
+  ends_ = store->words.ends;
+  ids_ = store->ids;
   for (int i = 0; i < size(); ++i) {
-    int& id = ids_[slot_of(word(i))];
+    int32_t& id = store->ids[slot_of(word(i))];
     if (id >= 0) {
       throw model_error(
           file, "[" + std::to_string(i) + "]",
@@ -38,11 +68,22 @@ Vocabulary::Vocabulary(Packed words, const std::string& file)
     }
     id = i;
   }
+  owner_ = std::move(store);
+}
+
+Vocabulary Vocabulary::from_table(std::shared_ptr<const void> owner, std::string_view chars,
+                                  std::span<const uint32_t> ends, std::span<const int32_t> ids) {
+  Vocabulary v;
+  v.owner_ = std::move(owner);
+  v.chars_ = chars;
+  v.ends_ = ends;
+  v.ids_ = ids;
+  return v;
 }
 
 size_t Vocabulary::slot_of(std::string_view word) const {
   const size_t mask = ids_.size() - 1;
-  size_t slot = std::hash<std::string_view>{}(word)&mask;
+  size_t slot = static_cast<size_t>(word_hash(word)) & mask;
   while (ids_[slot] >= 0 && this->word(ids_[slot]) != word) slot = (slot + 1) & mask;
   return slot;
 }

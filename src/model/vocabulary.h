@@ -1,14 +1,22 @@
-// The vocabulary: token id <-> word, read from vocab.json (format v1).
+// The vocabulary: token id <-> word, read from vocab.json (format v1), or
+// mapped from the vocab.bin made from it (model/vocab_index.h).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace nextword {
+
+// The hash that places a word in the vocabulary's table, the same on every
+// machine and build because vocab.bin stores the table (data/FORMAT.md,
+// "vocab.bin"): 8 bytes at a time, then a final mix.
+uint64_t word_hash(std::string_view word);
 
 class Vocabulary {
  public:
@@ -27,29 +35,42 @@ class Vocabulary {
   };
   // The same, packed.
   static Vocabulary from_packed(Packed words, const std::string& file);
+  // The words and their table as they lie in memory that `owner` keeps
+  // alive (a mapped vocab.bin), already checked: `ends` rising to
+  // chars.size(), `ids` a power of two at least twice the words, each id
+  // in exactly one slot.
+  static Vocabulary from_table(std::shared_ptr<const void> owner, std::string_view chars,
+                               std::span<const uint32_t> ends, std::span<const int32_t> ids);
 
   int size() const { return static_cast<int>(ends_.size()); }
   std::string_view word(int id) const {
     const auto i = static_cast<size_t>(id);
     const uint32_t begin = i == 0 ? 0 : ends_[i - 1];
-    return std::string_view(chars_).substr(begin, ends_[i] - begin);
+    return chars_.substr(begin, ends_[i] - begin);
   }
   int find(std::string_view word) const;  // -1 when absent
   std::vector<std::string> words() const;
+
+  // What vocab.bin stores (model/vocab_index.h).
+  std::string_view chars() const { return chars_; }
+  std::span<const uint32_t> ends() const { return ends_; }
+  std::span<const int32_t> table() const { return ids_; }
 
  private:
   Vocabulary(Packed words, const std::string& file);
   // Which slot of ids_ a word's id sits in, or would.
   size_t slot_of(std::string_view word) const;
 
+  // What the views below point into: the packed words and their table, or a
+  // mapped vocab.bin (no copy at load).
+  std::shared_ptr<const void> owner_;
   // The words end to end, not a string each: reading a 65,536-word
   // vocabulary made as many strings, a tenth of a one-phrase process.
-  std::string chars_;
-  std::vector<uint32_t> ends_;
+  std::string_view chars_;
+  std::span<const uint32_t> ends_;
   // Open addressing (linear probing) over ids, -1 for an empty slot, at
-  // most half full: no node or string copy per word, which for a 65,536-word
-  // vocabulary was a fifth of a one-phrase process.
-  std::vector<int> ids_;
+  // most half full: no node or string copy per word.
+  std::span<const int32_t> ids_;
 };
 
 // Words as ids; unknown words, and words spelled like the special tokens,

@@ -149,9 +149,10 @@ class Complete(unittest.TestCase):
         self.assertEqual(run("complete", "-m", self.fruit, "banana apple pe").stdout, "\n")
 
     def test_lexicon_index(self):
-        """lexicon.bin (nextword lexicon, made at build time for the shipped
-        models): the same suggestions as the lexicon.tsv it indexes, read in
-        its place only while it matches that file."""
+        """lexicon.bin and vocab.bin (nextword lexicon, made at build time for
+        the shipped models): the same suggestions as the lexicon.tsv and
+        vocab.json they index, read in their place only while they match
+        those files."""
         model = os.path.join(self.tmp, "english")
         os.mkdir(model)
         for name in ("vocab.json", "weights.safetensors", "memory.bin", "lexicon.tsv"):
@@ -167,7 +168,8 @@ class Complete(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         summary = json.loads(r.stdout)
         self.assertEqual(list(summary), ["file", "bytes", "lexicon_words", "offered_words",
-                                         "oov_count"])
+                                         "oov_count", "vocab_index"])
+        self.assertEqual(summary["vocab_index"], os.path.join(model, "vocab.bin"))
         self.assertEqual(summary["file"], os.path.join(model, "lexicon.bin"))
         self.assertEqual(summary["lexicon_words"], 854454)
         self.assertEqual(summary["bytes"], os.path.getsize(os.path.join(model, "lexicon.bin")))
@@ -176,10 +178,22 @@ class Complete(unittest.TestCase):
         lexicon_words = [s["word"] for line in from_bin.stdout.splitlines()
                          for s in json.loads(line)["suggestions"] if s["source"] == "lexicon"]
         self.assertIn("Zwolle-IJssel", lexicon_words)
-        # The shipped model's index is the one `nextword lexicon` writes.
-        with open(os.path.join(model, "lexicon.bin"), "rb") as f, \
-                open(os.path.join(DATA, "english", "lexicon.bin"), "rb") as g:
-            self.assertEqual(f.read(), g.read())
+        # The shipped model's indexes are the ones `nextword lexicon` writes.
+        for name in ("lexicon.bin", "vocab.bin"):
+            with open(os.path.join(model, name), "rb") as f, \
+                    open(os.path.join(DATA, "english", name), "rb") as g:
+                self.assertEqual(f.read(), g.read(), name)
+        # A broken vocab.bin: one line naming it and the field; vocab.json
+        # newer than it: vocab.json read, the same words.
+        with open(os.path.join(model, "vocab.bin"), "r+b") as f:
+            f.write(b"NOTANIDX")
+        r = run("predict", "-m", model, "the end of the Second")
+        self.assertEqual((r.returncode, r.stdout), (MODEL, ""))
+        self.assertEqual(r.stderr, "nextword: %s: magic: not a vocabulary index "
+                         "(expected \"NWVOCIDX\")\n" % os.path.join(model, "vocab.bin"))
+        os.utime(os.path.join(model, "vocab.json"),
+                 ns=(os.stat(os.path.join(model, "vocab.bin")).st_mtime_ns + 10**9,) * 2)
+        self.assertEqual(run(*args, stdin=typed).stdout, from_tsv.stdout)
         # The .tsv changed afterwards: read, not the index made from the old one.
         with open(os.path.join(model, "lexicon.tsv"), "a", encoding="utf-8") as f:
             f.write("Zwollezwolle\t1\n")

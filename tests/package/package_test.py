@@ -115,10 +115,10 @@ class Package(unittest.TestCase):
         files = {line.split()[5][1:] for line in r.stdout.splitlines()
                  if not line.startswith("d")}
         models = {f"/usr/share/nextword/models/{m}/{f}" for m in ("english", "stories")
-                  for f in ("card.json", "lexicon.tsv", "lexicon.bin", "vocab.json",
+                  for f in ("card.json", "lexicon.tsv", "lexicon.bin", "vocab.json", "vocab.bin",
                             "weights.safetensors")}
-        # The English model's memory (mapped at load), and each lexicon's
-        # index, made at build time.
+        # The English model's memory (mapped at load), and each lexicon's and
+        # vocabulary's index, made at build time.
         models.add("/usr/share/nextword/models/english/memory.bin")
         self.assertEqual(files, {
             "/usr/bin/nextword", "/usr/share/man/man1/nextword.1.gz",
