@@ -18,7 +18,9 @@ falls on both alike, and reported as old, new and new/old of the medians:
   - `generate "the history of the" -n 200`, greedy, as a process: words/s
     (the load counted in);
   - `lsp`: process spawn -> initialize answered, ms; then didOpen of a
-    short document and its first completion's round trip, ms.
+    short document and its first completion's round trip, ms;
+  - `type` in a pseudo-terminal, the prefix typed at once: process spawn ->
+    the first suggestion bar holding the prefix's best word, ms.
 
 Each command must print the same thing on both builds (generate: the same
 words); the script stops if not. The goals of issue 50 are printed beside
@@ -27,6 +29,8 @@ the English model's figures.
 import argparse
 import json
 import os
+import pty
+import select
 import statistics
 import subprocess
 import sys
@@ -53,6 +57,7 @@ GOALS = {
     "generate words/s": (800.0, "min"),
     "lsp initialize ms": (100.0, "max"),
     "lsp first completion ms": (50.0, "max"),
+    "type first suggestion ms": (100.0, "max"),
 }
 
 
@@ -90,6 +95,28 @@ def lsp_figures(nextword, model):
         client.close()
 
 
+def type_first_suggestion(nextword, model, words):
+    """ms from spawning `type` in a pseudo-terminal, PREFIX typed at once, to
+    its screen showing words[0] (complete's first word), then Ctrl-C."""
+    start = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(nextword, [nextword, "type", "-m", model])
+    os.write(fd, PREFIX.encode())
+    screen = b""
+    try:
+        while words[0].encode() not in screen:
+            if time.perf_counter() - start > 30 or not select.select([fd], [], [], 30)[0]:
+                raise SystemExit("%s type -m %s: no %r on the screen: %r" %
+                                 (nextword, model, words[0], screen[-300:]))
+            screen += os.read(fd, 65536)
+        return (time.perf_counter() - start) * 1000.0
+    finally:
+        os.write(fd, b"\x03")
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+
 def one_round(nextword, model, figures, outputs):
     m = ["-m", model]
     seconds, out = run([nextword, "--version"])
@@ -100,6 +127,8 @@ def one_round(nextword, model, figures, outputs):
     seconds, out = run([nextword, "complete"] + m + [PREFIX])
     figures.setdefault("complete ms", []).append(seconds * 1000.0)
     outputs["complete"] = out
+    figures.setdefault("type first suggestion ms", []).append(
+        type_first_suggestion(nextword, model, out.decode().split()))
     figures.setdefault("complete MB", []).append(peak_mb([nextword, "complete"] + m + [PREFIX]))
     seconds, out = run([nextword, "generate"] + m + ["-n", str(GENERATED), GENERATE_FROM])
     figures.setdefault("generate words/s", []).append(GENERATED / seconds)
