@@ -70,48 +70,54 @@ Completer::Completer(const Model& model, const LexiconIndex* lexicon,
   }
   const Vocabulary& vocab = model.vocab;
   const size_t m = lexicon_->vocabulary_size();
-  candidates_.reserve(m);
-  for (size_t j = 0; j < m; ++j) {
-    const LexiconIndex::VocabularyWord w = lexicon_->vocabulary_word(j);
-    candidates_.push_back(
-        {std::string(vocab.word(w.id)), std::string(w.key), w.id, 0, static_cast<int64_t>(j)});
-  }
   lexicon_begin_ = static_cast<int>(m);
   vocabulary_.resize(m);
   std::iota(vocabulary_.begin(), vocabulary_.end(), 0);
   vocabulary_by_key_.resize(m);
-  for (size_t j = 0; j < m; ++j) {
-    vocabulary_by_key_[j] = static_cast<int>(lexicon_->vocabulary_by_key(j));
-  }
+  vocabulary_ids_.resize(m);
+  vocabulary_key_ids_.resize(m);
   candidate_of_id_.assign(static_cast<size_t>(vocab.size()), -1);
   for (size_t j = 0; j < m; ++j) {
-    vocabulary_ids_.push_back(candidates_[j].id);
-    candidate_of_id_[static_cast<size_t>(vocabulary_ids_.back())] = static_cast<int>(j);
-    vocabulary_key_ids_.push_back(candidates_[static_cast<size_t>(vocabulary_by_key_[j])].id);
+    vocabulary_ids_[j] = lexicon_->vocabulary_word(j).id;
+    candidate_of_id_[static_cast<size_t>(vocabulary_ids_[j])] = static_cast<int>(j);
   }
+  for (size_t j = 0; j < m; ++j) {
+    vocabulary_by_key_[j] = static_cast<int>(lexicon_->vocabulary_by_key(j));
+    vocabulary_key_ids_[j] = vocabulary_ids_[static_cast<size_t>(vocabulary_by_key_[j])];
+  }
+}
+
+std::string_view Completer::key_of(int i) const {
+  return i < lexicon_begin_ ? lexicon_->vocabulary_word(static_cast<size_t>(i)).key
+                            : outside(i).key;
+}
+
+std::string_view Completer::word_of(int i) const {
+  return i < lexicon_begin_ ? model_.vocab.word(vocabulary_ids_[static_cast<size_t>(i)])
+                            : outside(i).word;
 }
 
 int Completer::candidate_for(const std::string& key, std::string_view word) {
   if (by_key_.empty()) {
     // The first word learned: the vocabulary's keys, the lower id first.
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      by_key_.emplace(candidates_[i].key, static_cast<int>(i));
-    }
+    for (int i = 0; i < candidate_count(); ++i) by_key_.emplace(key_of(i), i);
   }
-  const auto [it, added] = by_key_.emplace(key, static_cast<int>(candidates_.size()));
+  const auto [it, added] = by_key_.emplace(key, candidate_count());
   if (!added) return it->second;
   // A lexicon word keeps its spelling, count and place; a word of the
   // writer's own ranks after all of the lexicon's.
   const std::optional<size_t> rank = lexicon_ ? lexicon_->find(key) : std::nullopt;
   if (rank) {
     const LexiconIndex::Word w = lexicon_->at(*rank);
-    candidates_.push_back({std::string(w.word), key, -1,
-                           static_cast<double>(w.count) / lexicon_->oov_count(),
-                           lexicon_begin_ + static_cast<int64_t>(*rank)});
+    outside_.push_back({w.word, w.key, nullptr, -1,
+                        static_cast<double>(w.count) / lexicon_->oov_count(),
+                        lexicon_begin_ + static_cast<int64_t>(*rank)});
   } else {
     const auto lexicon_words = static_cast<int64_t>(lexicon_ ? lexicon_->size() : 0);
-    candidates_.push_back(
-        {std::string(word), key, -1, 0, lexicon_begin_ + lexicon_words + it->second});
+    auto own = std::make_shared<const std::string>(std::string(word) + key);
+    const std::string_view both = *own;
+    outside_.push_back({both.substr(0, word.size()), both.substr(word.size()), std::move(own), -1,
+                        0, lexicon_begin_ + lexicon_words + it->second});
   }
   return it->second;
 }
@@ -162,8 +168,7 @@ Completion Completer::complete(std::string_view text) {
     return out.suggestions.size() >= k;
   };
   auto offer = [&](int i, double probability, Source source) {
-    const Candidate& c = candidates_[static_cast<size_t>(i)];
-    return offer_word(c.key, c.word, probability, source);
+    return offer_word(key_of(i), word_of(i), probability, source);
   };
   if (k == 0) return out;
   if (model_.subword) {

@@ -100,9 +100,15 @@ class Completer {
   // A word that can be suggested: a vocabulary word, a lexicon word outside
   // the vocabulary the writer has used, or a word only the writer has used.
   // (The lexicon's other words are offered from the index, never copied.)
+  // Candidates [0, lexicon_begin_) are the vocabulary's words offered, read
+  // from the vocabulary and the index when asked for (a copy of each was a
+  // quarter of `complete` as a process); the rest are outside_.
   struct Candidate {
-    std::string word;  // as the model or lexicon spells it
-    std::string key;   // folded, for matching (text/words.h)
+    std::string_view word;  // as the model or lexicon spells it
+    std::string_view key;   // folded, for matching (text/words.h)
+    // A word only the writer has used: its word then its key, shared by
+    // the copies of a completer (never changed).
+    std::shared_ptr<const std::string> own;
     int id = -1;       // vocabulary id, or -1
     double share = 0;  // count / oov_count for a lexicon word outside the vocabulary
     // Equal probabilities rank in this order: the vocabulary's words, the
@@ -161,15 +167,21 @@ class Completer {
       own_index_;  // the vocabulary's, for a model without a lexicon
   CompleteOptions options_;
   Predictor predictor_;
-  std::vector<Candidate> candidates_;
+  std::vector<Candidate> outside_;  // candidates [lexicon_begin_, ...)
+  int candidate_count() const { return lexicon_begin_ + static_cast<int>(outside_.size()); }
+  const Candidate& outside(int i) const {
+    return outside_[static_cast<size_t>(i - lexicon_begin_)];
+  }
+  std::string_view key_of(int i) const;
+  std::string_view word_of(int i) const;
   // The best candidate of each key, from the first word learned on.
   std::unordered_map<std::string, int> by_key_;
-  // The vocabulary's candidates, candidates_[..lexicon_begin_), in their
+  // The vocabulary's candidates, [0, lexicon_begin_), in their
   // order and in the order of their keys, with their vocabulary ids.
   std::vector<int> vocabulary_, vocabulary_ids_;
   std::vector<int> vocabulary_by_key_, vocabulary_key_ids_;
   std::vector<int> candidate_of_id_;  // each vocabulary id's candidate, or -1
-  int lexicon_begin_ = 0;             // candidates_[lexicon_begin_..] are outside the vocabulary
+  int lexicon_begin_ = 0;             // candidates [lexicon_begin_, ...) are outside the vocabulary
   WordCache cache_;
   std::vector<int> cache_candidates_;  // the candidate of each of its entries
   ContextCache context_cache_;

@@ -63,7 +63,7 @@ void Completer::rank_context(std::string_view tail) {
   // cache_p_ is 0 but where the caches put something: only those entries
   // are cleared and filled, not one per lexicon word.
   for (const int i : cached_) cache_p_[static_cast<size_t>(i)] = 0;
-  cache_p_.resize(candidates_.size(), 0);
+  cache_p_.resize(static_cast<size_t>(candidate_count()), 0);
   cached_.clear();
   for (size_t e = 0; e < cache_.entries().size(); ++e) {
     const int i = cache_candidates_[e];
@@ -92,12 +92,13 @@ double Completer::model_probability(int id) const {
 }
 
 Completer::Ranked Completer::rank(int i) const {
-  const Candidate& c = candidates_[static_cast<size_t>(i)];
+  const bool vocabulary = i < lexicon_begin_;
+  const int id = vocabulary ? vocabulary_ids_[static_cast<size_t>(i)] : outside(i).id;
   const double model_part =
-      model_share() * (c.id >= 0 ? model_probability(c.id) : p_unk_ * c.share);
+      model_share() * (id >= 0 ? model_probability(id) : p_unk_ * outside(i).share);
   const double cache_part = cache_p_[static_cast<size_t>(i)];
   return {model_part + cache_part, i, cache_part > model_part ? Source::kHistory : Source::kModel,
-          c.tie};
+          vocabulary ? i : outside(i).tie};
 }
 
 double Completer::model_share() const {
@@ -110,9 +111,7 @@ bool Completer::better(const Ranked& a, const Ranked& b) {
 
 std::pair<std::vector<int>::const_iterator, std::vector<int>::const_iterator> Completer::fitting(
     const std::vector<int>& by_key, const std::string& prefix_key) const {
-  const auto key = [&](int i) -> const std::string& {
-    return candidates_[static_cast<size_t>(i)].key;
-  };
+  const auto key = [&](int i) { return key_of(i); };
   const auto first = std::partition_point(by_key.begin(), by_key.end(),
                                           [&](int i) { return key(i) < prefix_key; });
   const auto last = std::partition_point(first, by_key.end(),
@@ -192,8 +191,8 @@ bool Completer::offer_ranked(const std::string& prefix_key,
       }
     }
     for (const int i : cached_) {
-      const Candidate& c = candidates_[static_cast<size_t>(i)];
-      if (cache_p_[static_cast<size_t>(i)] != 0 && (c.id < 0 || !above(c.id))) {
+      const int id = i < lexicon_begin_ ? vocabulary_ids_[static_cast<size_t>(i)] : outside(i).id;
+      if (cache_p_[static_cast<size_t>(i)] != 0 && (id < 0 || !above(id))) {
         order_.push_back(rank(i));
       }
     }
@@ -203,7 +202,7 @@ bool Completer::offer_ranked(const std::string& prefix_key,
     }
     for (const int i : cached_) {
       if (i >= lexicon_begin_ && cache_p_[static_cast<size_t>(i)] != 0 &&
-          candidates_[static_cast<size_t>(i)].key.starts_with(prefix_key)) {
+          outside(i).key.starts_with(prefix_key)) {
         order_.push_back(rank(i));
       }
     }
