@@ -109,15 +109,15 @@ int Completer::candidate_for(const std::string& key, std::string_view word) {
   const std::optional<size_t> rank = lexicon_ ? lexicon_->find(key) : std::nullopt;
   if (rank) {
     const LexiconIndex::Word w = lexicon_->at(*rank);
-    outside_.push_back({w.word, w.key, nullptr, -1,
+    outside_.push_back({w.word, w.key, nullptr,
                         static_cast<double>(w.count) / lexicon_->oov_count(),
                         lexicon_begin_ + static_cast<int64_t>(*rank)});
   } else {
     const auto lexicon_words = static_cast<int64_t>(lexicon_ ? lexicon_->size() : 0);
     auto own = std::make_shared<const std::string>(std::string(word) + key);
     const std::string_view both = *own;
-    outside_.push_back({both.substr(0, word.size()), both.substr(word.size()), std::move(own), -1,
-                        0, lexicon_begin_ + lexicon_words + it->second});
+    outside_.push_back({both.substr(0, word.size()), both.substr(word.size()), std::move(own), 0,
+                        lexicon_begin_ + lexicon_words + it->second});
   }
   return it->second;
 }

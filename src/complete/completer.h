@@ -109,7 +109,6 @@ class Completer {
     // A word only the writer has used: its word then its key, shared by
     // the copies of a completer (never changed).
     std::shared_ptr<const std::string> own;
-    int id = -1;       // vocabulary id, or -1
     double share = 0;  // count / oov_count for a lexicon word outside the vocabulary
     // Equal probabilities rank in this order: the vocabulary's words, the
     // lexicon's in its order, then the writer's own.
@@ -171,6 +170,10 @@ class Completer {
   int candidate_count() const { return lexicon_begin_ + static_cast<int>(outside_.size()); }
   const Candidate& outside(int i) const {
     return outside_[static_cast<size_t>(i - lexicon_begin_)];
+  }
+  // Candidate i's vocabulary id, or -1 for a word outside the vocabulary.
+  int id_of(int i) const {
+    return i < lexicon_begin_ ? vocabulary_ids_[static_cast<size_t>(i)] : -1;
   }
   std::string_view key_of(int i) const;
   std::string_view word_of(int i) const;

@@ -93,7 +93,7 @@ double Completer::model_probability(int id) const {
 
 Completer::Ranked Completer::rank(int i) const {
   const bool vocabulary = i < lexicon_begin_;
-  const int id = vocabulary ? vocabulary_ids_[static_cast<size_t>(i)] : outside(i).id;
+  const int id = id_of(i);
   const double model_part =
       model_share() * (id >= 0 ? model_probability(id) : p_unk_ * outside(i).share);
   const double cache_part = cache_p_[static_cast<size_t>(i)];
@@ -191,7 +191,7 @@ bool Completer::offer_ranked(const std::string& prefix_key,
       }
     }
     for (const int i : cached_) {
-      const int id = i < lexicon_begin_ ? vocabulary_ids_[static_cast<size_t>(i)] : outside(i).id;
+      const int id = id_of(i);
       if (cache_p_[static_cast<size_t>(i)] != 0 && (id < 0 || !above(id))) {
         order_.push_back(rank(i));
       }
