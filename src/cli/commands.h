@@ -66,6 +66,8 @@ CLI::App* add_info_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_models_command(CLI::App& app, std::function<int()>& run);
 // nextword train CORPUS... -o DIR | --resume DIR
 CLI::App* add_train_command(CLI::App& app, std::function<int()>& run);
+// nextword adapt TEXT... (-o DIR | --name NAME) [--model BASE] [--minutes M]
+CLI::App* add_adapt_command(CLI::App& app, std::function<int()>& run);
 // nextword memory TEXT... [-m DIR] [--order N] [--cutoffs C,...] [--dev FILE]
 CLI::App* add_memory_command(CLI::App& app, std::function<int()>& run);
 // nextword lexicon [-m DIR] [--lexicon FILE] [-o FILE]

@@ -16,6 +16,15 @@ std::string environment(const char* name) {
 
 }  // namespace
 
+std::string user_models_directory() {
+  // The XDG base directories: a relative $XDG_DATA_HOME is to be ignored.
+  const std::string xdg = environment("XDG_DATA_HOME");
+  const std::string home = environment("HOME");
+  if (!xdg.empty() && xdg.front() == '/') return xdg + "/nextword/models";
+  if (!home.empty()) return home + "/.local/share/nextword/models";
+  return "";
+}
+
 std::vector<std::string> model_search_path() {
   namespace fs = std::filesystem;
   std::vector<std::string> dirs;
@@ -27,14 +36,7 @@ std::vector<std::string> model_search_path() {
     if (end > start) dirs.push_back(listed.substr(start, end - start));
     start = end + 1;
   }
-  // The XDG base directories: a relative $XDG_DATA_HOME is to be ignored.
-  const std::string xdg = environment("XDG_DATA_HOME");
-  const std::string home = environment("HOME");
-  if (!xdg.empty() && xdg.front() == '/') {
-    dirs.push_back(xdg + "/nextword/models");
-  } else if (!home.empty()) {
-    dirs.push_back(home + "/.local/share/nextword/models");
-  }
+  if (const std::string user = user_models_directory(); !user.empty()) dirs.push_back(user);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && exe.parent_path().filename() == "bin") {

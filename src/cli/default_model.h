@@ -18,6 +18,11 @@ inline constexpr const char* kDefaultModel = "english";
 // binary was built from.
 std::vector<std::string> model_search_path();
 
+// The person's own models: $XDG_DATA_HOME/nextword/models, else
+// ~/.local/share/nextword/models ("" with neither set), where `adapt --name`
+// writes and the search path's second place.
+std::string user_models_directory();
+
 // The model a command given no --model loads: $NEXTWORD_MODEL if set (a
 // name or a directory), else kDefaultModel.
 std::string default_model();

@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/progress.h"
-#include "complete/wikitext_eval.h"
+#include "complete/memory_fit.h"
 #include "model/file_bytes.h"
 #include "predict/memory_mixture.h"
 #include "predict/scorer.h"
@@ -218,51 +218,21 @@ struct MemoryCommand {
   // then fits each bucket's weight to the transformer's and the memory's
   // probabilities of each word: "lambdas", and the perplexities.
   nlohmann::ordered_json fit_weights(Model& m, std::shared_ptr<const Memory> memory) const {
-    m.memory = std::move(memory);
     const Wikitext text =
         read_wikitext(read_text_file(dev), m.config.tokenizer, m.config.unk_token);
     if (text.scored() == 0) throw input_error(dev + ": no WikiText token to score");
     const std::optional<Lexicon> lexicon = completion.load_lexicon(m.paths);
-    std::vector<MixturePoint> points;
-    double spelling = 0;  // the summed ln q of words outside the vocabulary
-    const std::vector<double> before = m.memory->header().lambdas;
-    WikitextEvalHooks hooks;
-    hooks.each = [&](const WikitextTokenScore& s) {
-      const MixturePoint p{s.transformer_log_prob, s.memory_log_prob, s.memory_bucket};
-      if (p.bucket < 0) {  // a first word with no context: neither model read it
-        spelling += s.log_prob;
-        return;
-      }
-      points.push_back(p);
-      spelling += s.log_prob - mixture_log_likelihood({&p, 1}, before);
-    };
-    const WikitextEvalResult r =
-        evaluate_wikitext(m, text, lexicon ? &*lexicon : nullptr, WikitextEvalOptions{}, hooks);
-    const int buckets = static_cast<int>(before.size());
-    const std::vector<double> lambdas = fit_lambdas(points, buckets);
-    m.memory.reset();
-    // Perplexity per WikiText token of each: the points' mean ln p, the
-    // spelling of words outside the vocabulary added back.
-    const double N = static_cast<double>(r.scored), P = static_cast<double>(points.size());
-    auto perplexity = [&](std::span<const double> weights) {
-      return std::exp(-(mixture_log_likelihood(points, weights) * P + spelling) / N);
-    };
-    const std::vector<double> none(static_cast<size_t>(buckets), 0.0),
-        alone(static_cast<size_t>(buckets), 1.0);
-    // And per model token, with no spelling (a word outside the vocabulary
-    // scored p(unk), the closed-vocabulary convention of other toolkits).
-    auto nats = [&](std::span<const double> weights) {
-      return -mixture_log_likelihood(points, weights) * P;
-    };
+    const MemoryFit fit =
+        fit_memory_weights(m, std::move(memory), text, lexicon ? &*lexicon : nullptr);
     return {{"file", dev},
-            {"tokens", points.size()},
-            {"mixed_nats", nats(lambdas)},
-            {"transformer_nats", nats(none)},
-            {"memory_nats", nats(alone)},
-            {"perplexity", perplexity(lambdas)},
-            {"transformer_perplexity", perplexity(none)},
-            {"memory_perplexity", perplexity(alone)},
-            {"lambdas", lambdas}};
+            {"tokens", fit.tokens},
+            {"mixed_nats", fit.mixed_nats},
+            {"transformer_nats", fit.transformer_nats},
+            {"memory_nats", fit.memory_nats},
+            {"perplexity", fit.perplexity},
+            {"transformer_perplexity", fit.transformer_perplexity},
+            {"memory_perplexity", fit.memory_perplexity},
+            {"lambdas", fit.lambdas}};
   }
 
   // `counted`: the tables just built (each order's n-grams before pruning).

@@ -12,7 +12,8 @@
 namespace nextword::cli {
 namespace {
 
-// card.json beside a model (data/FORMAT.md): {"text": ..., "headline": ...}.
+// card.json beside a model (data/FORMAT.md): {"text": ..., "headline": ...},
+// and an adapted model's "base".
 nlohmann::json read_card(const std::string& dir) {
   const std::string path = dir + "/card.json";
   try {
@@ -74,7 +75,8 @@ struct ModelsCommand {
                                           {"parameters", m->weights.parameter_count()},
                                           {"vocabulary", m->vocab.size()},
                                           {"text", field(card, "text")},
-                                          {"headline", field(card, "headline")}}
+                                          {"headline", field(card, "headline")},
+                                          {"base", field(card, "base")}}
                        .dump());
         continue;
       }

@@ -8,9 +8,11 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/default_model.h"
 #include "cli/progress.h"
 #include "cli/stop_signals.h"
 #include "train/data_parallel.h"
+#include "train/initial_weights.h"
 #include "train/trainer.h"
 
 namespace nextword::cli {
@@ -25,6 +27,8 @@ struct TrainCommand {
   bool no_residual = false, no_causal = false, untied = false, no_bos = false;
   bool no_lowercase = false, no_split_punctuation = false;
   std::string format = "text";
+  std::string from;                         // --from MODEL
+  std::vector<CLI::Option*> shape_options;  // what --from takes from the model
   CLI::Option* rope_theta = nullptr;
 
   TrainCommand() {
@@ -43,7 +47,12 @@ struct TrainCommand {
                  "Directory to write vocab.json, weights.json and "
                  "checkpoint.json to");
     c.add_option("--resume", resume, "Continue the run whose checkpoint is in this directory");
+    c.add_option("--from", from,
+                 "Fine-tune this model (a directory or an installed model's name): its shape, "
+                 "vocabulary and weights, as adapt does, with every option here")
+        ->type_name("MODEL");
     // The model's shape: every option of format v1.
+    const size_t before_shape = c.get_options().size();
     c.add_option("--vocab-size", o.vocab_size, "Largest vocabulary, <unk> and <bos> included")
         ->capture_default_str();
     c.add_option("--d-model", o.model.d_model, "Width of the residual stream")
@@ -93,6 +102,8 @@ struct TrainCommand {
     c.add_option("--bos-token", o.model.bos_token, "The token that starts every document")
         ->capture_default_str();
     c.add_flag("--no-bos", no_bos, "No beginning-of-document token");
+    const std::vector<CLI::Option*> all = c.get_options();
+    shape_options.assign(all.begin() + static_cast<std::ptrdiff_t>(before_shape), all.end());
     // Optimization.
     c.add_option("--batch", o.batch, "Windows per step")->capture_default_str();
     c.add_flag("--document-windows", o.document_windows,
@@ -193,6 +204,22 @@ struct TrainCommand {
     o.threads = threads;
   }
 
+  // --from: the model's shape, its optional tensors and vocabulary.
+  void take_shape_from_model() {
+    for (const CLI::Option* option : shape_options) {
+      if (option->count() > 0) {
+        throw usage_error("train: --from " + from + " takes the model's shape and vocabulary; " +
+                          option->get_name() + " cannot change them");
+      }
+    }
+    if (!o.init_from.empty()) throw usage_error("train: give --from or --init-from, not both");
+    const std::string dir = model_directory(from);
+    ModelPaths paths = ModelPaths::in_directory(dir);
+    paths.memory.clear();
+    take_model_shape(o, load_model(paths), dir);
+    o.threads = threads;
+  }
+
   // Under mpirun an error on one rank must end the job (the others would wait
   // for it at the next step forever), with its exit code. Every rank usually
   // meets the same error (same options, corpus and checkpoint): rank 0 says
@@ -262,7 +289,11 @@ struct TrainCommand {
       s = resume_training(resume, hooks, threads > 0 ? std::optional<int>(threads) : std::nullopt,
                           steps_option->count() > 0 ? std::optional<int>(o.steps) : std::nullopt);
     } else {
-      finish_options();
+      if (from.empty()) {
+        finish_options();
+      } else {
+        take_shape_from_model();
+      }
       dir = o.out_dir;
       s = train(o, hooks);
     }

@@ -16,6 +16,7 @@
 #include "model/vocabulary.h"
 #include "model/weights_file.h"
 #include "train/data_parallel.h"
+#include "train/initial_weights.h"
 
 namespace nextword {
 namespace {

@@ -7,6 +7,23 @@
 #include "base/random.h"
 
 namespace nextword {
+
+bool TrainOptions::*optional_tensor_option(const std::string& name) {
+  return name == "classifier_bias"                 ? &TrainOptions::classifier_bias
+         : name.find(".ffn.") != std::string::npos ? &TrainOptions::ffn_bias
+                                                   : &TrainOptions::attention_bias;
+}
+
+std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) {
+  std::vector<TensorSpec> present;
+  for (TensorSpec& spec : layout_for(c)) {
+    if (!spec.optional || o.*optional_tensor_option(spec.name)) {
+      present.push_back(std::move(spec));
+    }
+  }
+  return present;
+}
+
 void initialize(Weights& w, const TrainOptions& o, const Config& c) {
   uint64_t counter = 0;
   for (size_t t = 0; t < w.tensors().size(); ++t) {
@@ -45,6 +62,16 @@ Model init_model(const TrainOptions& o) {
                       ": its unk and bos tokens are not the run's");
   }
   return from;
+}
+
+void take_model_shape(TrainOptions& o, const Model& from, const std::string& dir) {
+  o.model = from.config;
+  o.vocab_size = from.config.vocab_size;
+  o.init_from = dir;
+  o.attention_bias = o.ffn_bias = o.classifier_bias = false;
+  for (const TensorSpec& spec : from.weights.tensors()) {
+    if (spec.optional) o.*optional_tensor_option(spec.name) = true;
+  }
 }
 
 void copy_weights(Weights& to, const Model& from, const std::string& init_from) {

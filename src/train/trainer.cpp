@@ -34,7 +34,7 @@ void check_options(const TrainOptions& o) {
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw usage_error(what);
   };
-  require(!o.corpus.empty(), "train: no corpus file given");
+  require(!o.corpus.empty() || o.checkpoint_every < 0, "train: no corpus file given");
   require(!o.out_dir.empty(), "train: --output DIR is required");
   require(o.vocab_size >= 3, "train: --vocab-size must be at least 3");
   require(c.d_model >= 1 && c.n_heads >= 1 && c.d_k >= 1 && c.d_v >= 1,
@@ -73,19 +73,6 @@ void check_options(const TrainOptions& o) {
 }
 
 // The tensors a run trains: every required one, plus the optional biases asked for.
-std::vector<TensorSpec> trained_tensors(const TrainOptions& o, const Config& c) {
-  std::vector<TensorSpec> present;
-  for (TensorSpec& spec : layout_for(c)) {
-    const bool asked = spec.name == "classifier_bias"                 ? o.classifier_bias
-                       : spec.name.find(".ffn.") != std::string::npos ? o.ffn_bias
-                                                                      : o.attention_bias;
-    if (!spec.optional || asked) {
-      present.push_back(std::move(spec));
-    }
-  }
-  return present;
-}
-
 namespace {
 
 int64_t file_size(const std::string& path) {
@@ -349,8 +336,10 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
     if (evaluate || last || stopping || (o.log_every > 0 && run.step % o.log_every == 0)) {
       report(evaluate);
     }
-    if (primary &&
-        (last || stopping || (o.checkpoint_every > 0 && run.step % o.checkpoint_every == 0))) {
+    if (primary && o.checkpoint_every < 0 && (last || stopping)) {
+      save_trained_model(run.model);
+    } else if (primary && (last || stopping ||
+                           (o.checkpoint_every > 0 && run.step % o.checkpoint_every == 0))) {
       const RunRecord record{o, run.step, run.elapsed + seconds_since_start(), run.corpus_bytes,
                              ranks};
       save_checkpoint(record, run.model, training.m, training.v);
@@ -369,15 +358,15 @@ TrainSummary run_training(Run& run, const TrainHooks& hooks) {
   return summary;
 }
 
-}  // namespace
-
-TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
+// A fresh run on documents read; corpus_bytes: the sizes of the files they
+// came from, which a resumed run checks.
+TrainSummary train_documents(const TrainOptions& options, const std::vector<Document>& documents,
+                             const TrainHooks& hooks, std::vector<int64_t> corpus_bytes) {
   check_options(options);
   const int workers = set_threads(options);
   Run run;
   run.options = options;
-  for (const std::string& path : options.corpus) run.corpus_bytes.push_back(file_size(path));
-  const std::vector<Document> documents = read_documents(options.corpus, options.model.tokenizer);
+  run.corpus_bytes = std::move(corpus_bytes);
   const Lexicon lexicon = count_words(documents, options.model.unk_token, options.model.bos_token);
   // A run from a model keeps that model's vocabulary; a fresh one takes
   // the text's most frequent words.
@@ -395,6 +384,21 @@ TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
   load_teacher(run);
   load_data(run, documents);
   return run_training(run, hooks);
+}
+
+}  // namespace
+
+TrainSummary train(const TrainOptions& options, const TrainHooks& hooks) {
+  check_options(options);
+  std::vector<int64_t> corpus_bytes;
+  for (const std::string& path : options.corpus) corpus_bytes.push_back(file_size(path));
+  return train_documents(options, read_documents(options.corpus, options.model.tokenizer), hooks,
+                         std::move(corpus_bytes));
+}
+
+TrainSummary train(const TrainOptions& options, const std::vector<Document>& documents,
+                   const TrainHooks& hooks) {
+  return train_documents(options, documents, hooks, {});
 }
 
 TrainSummary resume_training(const std::string& dir, const TrainHooks& hooks,

@@ -24,6 +24,7 @@
 
 #include "model/config.h"
 #include "model/model_file.h"
+#include "text/documents.h"
 #include "train/adamw.h"
 #include "train/muon.h"
 #include "transformer/backward.h"
@@ -76,7 +77,7 @@ struct TrainOptions {
   double val_fraction = 0.05;
   int eval_every = 200;  // steps between validation losses (0: only at the end)
   int log_every = 10;
-  int checkpoint_every = 500;  // 0: only at the end
+  int checkpoint_every = 500;  // 0: only at the end; -1: none, the model alone at the end
   uint64_t seed = 1;
   int threads = 0;    // worker threads; 0: every core (one per rank under mpirun)
   bool bf16 = false;  // training's products in bf16 (math/training_products.h)
@@ -181,11 +182,12 @@ double train_step(Model& model, TrainingState& training, const TrainOptions& opt
 // Throws Error(kUsage) naming the first option out of its range.
 void check_options(const TrainOptions& options);
 
-// The tensors a run trains: every required one, plus the optional biases asked for.
-std::vector<TensorSpec> trained_tensors(const TrainOptions& options, const Config& config);
-
 // A fresh run. Throws Error (kUsage for bad options, kIo for files).
 TrainSummary train(const TrainOptions& options, const TrainHooks& hooks);
+// The same on documents already read (options.corpus is then only a record,
+// and the run cannot be resumed: give it checkpoint_every -1).
+TrainSummary train(const TrainOptions& options, const std::vector<Document>& documents,
+                   const TrainHooks& hooks);
 
 // Continues the run whose checkpoint is in `dir`, with the options it was
 // started with (the corpus files must be unchanged, and the number of ranks);
