@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unordered_set>
 
 #include "base/error.h"
@@ -179,39 +180,61 @@ Completion Completer::complete(std::string_view text) {
     }
     return out;
   }
-  if (offer_ranked(prefix_key,
-                   [&](const Ranked& r) { return offer(r.candidate, r.probability, r.source); })) {
-    return out;
-  }
-  // Too few: the lexicon's words outside the vocabulary, most frequent first
-  // (p(unk) * count / oov_count falls with the count).
+  // The lexicon's words outside the vocabulary that fit, most frequent
+  // first: p(unk) count / oov_count falls with the count, so they come in
+  // the order of their probabilities, and each is offered before the first
+  // vocabulary word it beats. A word the writer used is a candidate already,
+  // ranked with the caches.
   const double share = model_share();
-  auto offer_lexicon = [&](size_t rank) {
-    const LexiconIndex::Word w = lexicon_->at(rank);
-    if (!w.key.starts_with(prefix_key)) return false;
-    // A word the writer used is a candidate, ranked above with the caches.
-    if (const auto it = cached_.empty() ? by_key_.end() : by_key_.find(std::string(w.key));
-        it != by_key_.end() && cache_p_[static_cast<size_t>(it->second)] > 0) {
-      return false;
-    }
-    const double p = share * p_unk_ * (static_cast<double>(w.count) / lexicon_->oov_count());
-    return offer_word(w.key, w.word, p, Source::kLexicon);
-  };
-  // The words whose keys start with the prefix, from the index by key, in
-  // the lexicon's order; a short prefix that fits many walks the lexicon.
   const auto [first, last] = lexicon_->fitting(prefix_key);
-  if (last - first <= kLexiconFitting) {
+  const bool by_key = last - first <= kLexiconFitting;
+  if (by_key) {  // the ranks that fit, least first
     fitting_.clear();
     for (size_t j = first; j < last; ++j) fitting_.push_back(lexicon_->rank_by_key(j));
-    std::sort(fitting_.begin(), fitting_.end());
-    for (const size_t rank : fitting_) {
-      if (offer_lexicon(rank)) return out;
+    std::make_heap(fitting_.begin(), fitting_.end(), std::greater<>());
+  }
+  size_t walked = 0;  // without by_key: the lexicon's ranks looked at
+  auto next_lexicon = [&]() -> std::optional<LexiconIndex::Word> {
+    while (true) {
+      size_t rank = 0;
+      if (by_key) {
+        if (fitting_.empty()) return std::nullopt;
+        std::pop_heap(fitting_.begin(), fitting_.end(), std::greater<>());
+        rank = fitting_.back();
+        fitting_.pop_back();
+      } else {
+        if (walked >= lexicon_->size()) return std::nullopt;
+        rank = walked++;
+      }
+      const LexiconIndex::Word w = lexicon_->at(rank);
+      if (!w.key.starts_with(prefix_key)) continue;
+      if (const auto it = cached_.empty() ? by_key_.end() : by_key_.find(std::string(w.key));
+          it != by_key_.end() && cache_p_[static_cast<size_t>(it->second)] > 0) {
+        continue;
+      }
+      return w;
     }
+  };
+  std::optional<LexiconIndex::Word> pending = next_lexicon();
+  auto lexicon_probability = [&](const LexiconIndex::Word& w) {
+    return share * p_unk_ * (static_cast<double>(w.count) / lexicon_->oov_count());
+  };
+  // Offers the pending lexicon words more probable than `p`; true once k are offered.
+  auto offer_lexicon_above = [&](double p) {
+    for (; pending && lexicon_probability(*pending) > p; pending = next_lexicon()) {
+      if (offer_word(pending->key, pending->word, lexicon_probability(*pending),
+                     Source::kLexicon)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (offer_ranked(prefix_key, [&](const Ranked& r) {
+        return offer_lexicon_above(r.probability) || offer(r.candidate, r.probability, r.source);
+      })) {
     return out;
   }
-  for (size_t rank = 0; rank < lexicon_->size(); ++rank) {
-    if (offer_lexicon(rank)) return out;
-  }
+  offer_lexicon_above(-1);
   return out;
 }
 

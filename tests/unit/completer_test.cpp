@@ -1,6 +1,7 @@
 // complete/completer.h on the hand-written fruit model (data/README.md):
 // the words that fit the prefix in the model's order, with the model's
-// probabilities; the writer's case; the lexicon after the vocabulary; the
+// probabilities; the writer's case; the lexicon's words ranked among the
+// vocabulary's; the
 // no-repeat filter; the cache of the writer's words; one forward pass per
 // word, not per keystroke.
 #include "complete/completer.h"
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "math/layers.h"
 #include "model/file_bytes.h"
@@ -74,7 +76,7 @@ TEST_CASE("a sentence's first word is capitalized", "[complete]") {
   CHECK(start.suggestions[0].probability == Approx(1.0 / 6));
 }
 
-TEST_CASE("the lexicon completes the list when the vocabulary has too few", "[complete]") {
+TEST_CASE("the lexicon's words: offered after the vocabulary's more probable ones", "[complete]") {
   Lexicon words;
   words.entries = {{"apple", 10}, {"pear", 3}, {"peach", 1}, {"!", 5}};
   sort_lexicon(words);
@@ -86,7 +88,7 @@ TEST_CASE("the lexicon completes the list when the vocabulary has too few", "[co
   CHECK(p.suggestions[2].probability == Approx(1 / kZ * 3 / 9));
   CHECK(p.suggestions[3].probability == Approx(1 / kZ * 1 / 9));
   CHECK(p.suggestions[2].source == Source::kLexicon);
-  // Only when fewer than k: with k = 2 the vocabulary fills it.
+  // Less probable than every vocabulary word that fits: with k = 2 those fill it.
   Completer two(fruit(), &lexicon, {.k = 2});
   CHECK(words_of(two.complete("banana apple p")) == Words{"pie", "phone"});
   CHECK(words_of(c.complete("banana apple Pea")) == Words{"Pear", "Peach"});
@@ -378,6 +380,69 @@ TEST_CASE("a vocabulary larger than the words ranked first: the order of a whole
       CHECK(p(a, "w300") > share * p(m, "w300") + 0.5 * learn.lambda * 2 / 7);
     }
   }
+}
+
+TEST_CASE("the lexicon's words ranked among the vocabulary's by probability", "[complete]") {
+  // p(unk) count / oov_count for a word outside the vocabulary, against a
+  // whole ranking of both done here: a frequent word outside the
+  // vocabulary comes before the vocabulary's improbable words.
+  Config config = small_config();
+  config.vocab_size = 500;
+  config.max_len = 16;
+  const Model model = random_model(config, false, false, 35, 1.0f);
+  const std::string context = "w5 w17 w9 ";
+  Predictor predictor(model);
+  const std::span<const float> logits = predictor.next_logits(encode_growing(model, context));
+  const double normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+  auto p_of = [&](int id) {
+    return std::exp(static_cast<double>(logits[static_cast<size_t>(id)]) - normalizer);
+  };
+  Lexicon words;
+  for (const auto& [word, count] : std::vector<std::pair<std::string, int64_t>>{
+           {"wx1", 5000}, {"wx2", 700}, {"wx3", 90}, {"wy4", 7}, {"w3x", 1}, {"w17", 99}}) {
+    words.entries.push_back({word, count});
+  }
+  sort_lexicon(words);
+  const double oov_count = 5000 + 700 + 90 + 7 + 1;  // w17 is the vocabulary's
+  const LexiconIndex lexicon = LexiconIndex::build(words, LexiconIndexSource::of(model));
+  std::vector<std::tuple<double, int, std::string>> whole;  // (-p, vocabulary first, word)
+  for (int id = 0; id < model.vocab.size(); ++id) {
+    if (!model.is_special(id)) whole.emplace_back(-p_of(id), 0, model.vocab.word(id));
+  }
+  for (const LexiconEntry& e : words.entries) {
+    if (model.vocab.find(e.word) < 0) {
+      whole.emplace_back(-p_of(model.unk_id) * static_cast<double>(e.count) / oov_count, 1, e.word);
+    }
+  }
+  std::stable_sort(whole.begin(), whole.end(), [](const auto& a, const auto& b) {
+    return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) < std::get<0>(b)
+                                            : std::get<1>(a) < std::get<1>(b);
+  });
+  bool some_lexicon_word_first = false;
+  for (const std::string prefix : {"", "w", "wx", "w3"}) {
+    std::vector<std::string> fitting;
+    for (const auto& w : whole) {
+      if (std::get<2>(w).starts_with(prefix)) fitting.push_back(std::get<2>(w));
+    }
+    for (const int k : {1, 6, 64, 600}) {
+      CAPTURE(prefix, k);
+      Completer c(model, &lexicon, {.k = k});
+      const Completion got = c.complete(context + prefix);
+      REQUIRE(got.suggestions.size() == std::min(fitting.size(), static_cast<size_t>(k)));
+      for (size_t i = 0; i < got.suggestions.size(); ++i) {
+        CHECK(got.suggestions[i].word == fitting[i]);
+      }
+      // A lexicon word before the last vocabulary word of the whole list.
+      if (k == 600 && !got.suggestions.empty()) {
+        some_lexicon_word_first |=
+            got.suggestions.front().source == Source::kLexicon ||
+            (got.suggestions.back().source == Source::kModel &&
+             std::any_of(got.suggestions.begin(), got.suggestions.end(),
+                         [](const Suggestion& s) { return s.source == Source::kLexicon; }));
+      }
+    }
+  }
+  CHECK(some_lexicon_word_first);  // the case this is about happens here
 }
 
 TEST_CASE("a model with a memory: the mixture taken in parts ranks as the whole mixture",
