@@ -249,8 +249,8 @@ AdaptSummary adapt(const AdaptOptions& o, const AdaptHooks& hooks) {
   s.base_perplexity = held_out_perplexity(base, held_text, base_lexicon ? &*base_lexicon : nullptr);
 
   // Fine-tuning: the base's shape and weights, a low rate, a short
-  // warmup-stable-decay schedule, no dropout (data/FORMAT.md's adapt notes
-  // and data/english/ablations.md say how it was chosen).
+  // warmup-stable-decay schedule, no dropout (data/english/ablations.md,
+  // "Adapting to a person's mail", says how it was chosen).
   TrainOptions t;
   take_model_shape(t, base, o.base);
   t.corpus = o.texts;

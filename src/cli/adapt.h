@@ -29,13 +29,14 @@ struct AdaptOptions {
   std::vector<std::string> texts;
   std::string out_dir;
   bool force = false;  // replace out_dir if it exists
-  // Fine-tuning: `passes` over the text's training part (steps 0), or
+  // Fine-tuning (data/english/ablations.md chose the defaults for the
+  // English model on mail): `passes` over the text's training part, or
   // `steps`; stopped early after `minutes` (0: no bound), the weights then
   // being those of the last step.
   double passes = 2;
   int steps = 0;
   double minutes = 0;
-  float lr = 3e-4f;
+  float lr = 1e-3f;
   int batch = 16;
   int threads = 0;
   uint64_t seed = 1;

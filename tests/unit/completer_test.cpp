@@ -37,6 +37,24 @@ using Words = std::vector<std::string>;
 // After "banana apple" the classifier scores pie 3, store 1 and the other
 // four words 0 (data/README.md): p(pie) = e^3 / (e^3 + e + 4).
 const double kZ = std::exp(3.0) + std::exp(1.0) + 4;
+// 500 random words "w2" .. "w499" and their next-word logits after "w5 w17 w9 ".
+struct FiveHundredWords {
+  Model model;
+  std::string context = "w5 w17 w9 ";
+  std::vector<float> logits;
+  double normalizer = 0;
+
+  FiveHundredWords() {
+    Config config = small_config();
+    config.vocab_size = 500;
+    config.max_len = 16;
+    model = random_model(config, false, false, 35, 1.0f);
+    Predictor predictor(model);
+    const std::span<const float> row = predictor.next_logits(encode_growing(model, context));
+    logits.assign(row.begin(), row.end());
+    normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+  }
+};
 }  // namespace
 
 TEST_CASE("suggestions: the words that fit the prefix, with the model's probabilities",
@@ -313,14 +331,11 @@ TEST_CASE("a vocabulary larger than the words ranked first: the order of a whole
           "[complete]") {
   // 500 words, so that the best 64 logits are ranked first and the rest only
   // when a list needs them; against softmax and a whole sort done here.
-  Config config = small_config();
-  config.vocab_size = 500;
-  config.max_len = 16;
-  const Model model = random_model(config, false, false, 35, 1.0f);
-  const std::string context = "w5 w17 w9 ";
-  Predictor predictor(model);
-  const std::span<const float> logits = predictor.next_logits(encode_growing(model, context));
-  const double normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+  const FiveHundredWords words500;
+  const Model& model = words500.model;
+  const std::string& context = words500.context;
+  const std::vector<float>& logits = words500.logits;
+  const double normalizer = words500.normalizer;
   std::vector<std::pair<double, std::string>> whole;  // (-p, word): ties by id, as the ids' words
   for (int id = 0; id < model.vocab.size(); ++id) {
     if (model.is_special(id)) continue;
@@ -386,14 +401,11 @@ TEST_CASE("the lexicon's words ranked among the vocabulary's by probability", "[
   // p(unk) count / oov_count for a word outside the vocabulary, against a
   // whole ranking of both done here: a frequent word outside the
   // vocabulary comes before the vocabulary's improbable words.
-  Config config = small_config();
-  config.vocab_size = 500;
-  config.max_len = 16;
-  const Model model = random_model(config, false, false, 35, 1.0f);
-  const std::string context = "w5 w17 w9 ";
-  Predictor predictor(model);
-  const std::span<const float> logits = predictor.next_logits(encode_growing(model, context));
-  const double normalizer = log_sum_exp(logits.data(), static_cast<int>(logits.size()));
+  const FiveHundredWords words500;
+  const Model& model = words500.model;
+  const std::string& context = words500.context;
+  const std::vector<float>& logits = words500.logits;
+  const double normalizer = words500.normalizer;
   auto p_of = [&](int id) {
     return std::exp(static_cast<double>(logits[static_cast<size_t>(id)]) - normalizer);
   };
