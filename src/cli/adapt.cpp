@@ -300,6 +300,28 @@ AdaptSummary adapt(const AdaptOptions& o, const AdaptHooks& hooks) {
   fs::remove(paths.weights, ec);
   adapted = load_model(ModelPaths::in_directory(staging.dir().string()));
   const Lexicon lexicon = merged_lexicon(base_lexicon, text_lexicon, s.lexicon_words_added);
+
+  // Fine-tuning that leaves the held-out words less likely than the base's
+  // own transformer did (a text like the base's training text, which the
+  // base already knows, read at a rate that shakes it) is not kept: the
+  // base's weights are, byte for byte.
+  say("scoring the held-out words with the fine-tuned transformer");
+  s.transformer_perplexity = held_out_perplexity(adapted, held_text, &lexicon);
+  std::shared_ptr<const Memory> base_memory = std::move(base.memory);
+  const double base_alone = held_out_perplexity(base, held_text, &lexicon);
+  base.memory = std::move(base_memory);
+  if (s.transformer_perplexity > base_alone) {
+    say("fine-tuning made the held-out perplexity worse (" +
+        std::to_string(std::lround(s.transformer_perplexity)) + " against the base's " +
+        std::to_string(std::lround(base_alone)) + "): the base's weights are kept");
+    fs::remove(staging.file("weights.safetensors"), ec);
+    const fs::path to = staging.dir() / fs::path(base.paths.weights).filename();
+    fs::copy_file(base.paths.weights, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error(ExitCode::kIo, to.string() + ": cannot write: " + ec.message());
+    adapted = load_model(ModelPaths::in_directory(staging.dir().string()));
+    s.transformer_perplexity = base_alone;
+    s.kept_base_weights = true;
+  }
   const std::string lexicon_tsv = format_lexicon(lexicon);
   write_file_atomically(staging.file("lexicon.tsv"), lexicon_tsv);
   LexiconIndexSource source = LexiconIndexSource::of(adapted);
@@ -311,7 +333,6 @@ AdaptSummary adapt(const AdaptOptions& o, const AdaptHooks& hooks) {
 
   // The memory: the text's counts, its weights fitted on the held-out part
   // with a memory that has not seen it, then counted again over all of it.
-  s.transformer_perplexity = held_out_perplexity(adapted, held_text, &lexicon);
   s.perplexity = s.transformer_perplexity;
   if (base.memory) {
     MemoryOptions mo;

@@ -53,8 +53,11 @@ struct AdaptSummary {
   int64_t words = 0, documents = 0;  // the text's
   int64_t held_out_words = 0;        // of which held out
   int steps = 0, steps_done = 0;
-  bool stopped = false;             // fine-tuning stopped early (Ctrl-C or --minutes)
-  bool memory = false;              // a memory of the text was written
+  bool stopped = false;  // fine-tuning stopped early (Ctrl-C or --minutes)
+  bool memory = false;   // a memory of the text was written
+  // Fine-tuning made the held-out words less likely than the base's own
+  // transformer did, so the base's weights were kept.
+  bool kept_base_weights = false;
   int64_t lexicon_words_added = 0;  // text words new to the lexicon
   // Perplexity on the held-out part: the base model, the adapted
   // transformer alone, and the adapted model with its memory.

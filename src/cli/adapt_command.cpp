@@ -91,6 +91,7 @@ struct AdaptCommand {
                                         {"planned_steps", s.steps},
                                         {"stopped", s.stopped},
                                         {"memory", s.memory},
+                                        {"kept_base_weights", s.kept_base_weights},
                                         {"lexicon_words_added", s.lexicon_words_added},
                                         {"base_perplexity", s.base_perplexity},
                                         {"transformer_perplexity", s.transformer_perplexity},

@@ -260,6 +260,41 @@ class Adapt(unittest.TestCase):
         finally:
             subprocess.run(["umount", disk], check=False)
 
+    def test_kept_base_weights(self):
+        """The stories model on a slice of its own training text: fine-tuning
+        makes its held-out tenth less likely, so the base's weights are kept,
+        byte for byte (and the lexicon, which the text adds nothing to)."""
+        with open(os.path.join(CORPUS, "tinystories-train-head.txt"), encoding="utf-8") as f:
+            text = f.read(60000)
+        stories_text = os.path.join(self.tmp, "stories.txt")
+        with open(stories_text, "w", encoding="utf-8") as f:
+            f.write(text[:text.rfind("\n") + 1])
+        out = os.path.join(self.tmp, "stories-adapted")
+        r = run("adapt", stories_text, "-m", "stories", "-o", out, "-f", "json", env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = json.loads(r.stdout)
+        self.assertTrue(s["kept_base_weights"], s)
+        self.assertFalse(s["memory"])
+        self.assertIn("the base's weights are kept", r.stderr)
+        stories = os.path.join(DATA, "stories")
+        with open(os.path.join(out, "weights.safetensors"), "rb") as a, \
+                open(os.path.join(stories, "weights.safetensors"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertLessEqual(s["perplexity"], s["base_perplexity"] * 1.05)
+
+    def test_minutes_bound_the_fine_tuning(self):
+        """--minutes: fine-tuning stops when the time is up and the model is
+        written with the steps done (not an interruption: exit 0)."""
+        out = os.path.join(self.tmp, "minutes")
+        r = run("adapt", self.text, "-o", out, "--steps", "5000", "--minutes", "0.05", "-f",
+                "json", env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = json.loads(r.stdout)
+        self.assertTrue(s["stopped"])
+        self.assertLess(s["steps"], 5000)
+        self.assertGreater(s["steps"], 0)
+        self.assertIn("card.json", os.listdir(out))
+
     def test_train_from(self):
         """train --from: the model's shape, vocabulary and weights."""
         out = os.path.join(self.tmp, "train-from")
