@@ -72,7 +72,6 @@ void check_options(const TrainOptions& o) {
   require(!o.bf16 || bf16_available(), std::string("train: --bf16: ") + bf16_unavailable_reason());
 }
 
-// The tensors a run trains: every required one, plus the optional biases asked for.
 namespace {
 
 int64_t file_size(const std::string& path) {
