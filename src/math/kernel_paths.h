@@ -7,7 +7,8 @@
 //
 // Within a family, an element of a product is summed in an order that depends
 // on K alone, never on M, N, the rows computed beside it or the threads:
-// the split rule of issue 15. Between families the last bits may differ.
+// however a product's rows are split, each gives the same bits. Between
+// families the last bits may differ.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,10 @@
 // The forward math of the model, one plain function per formula.
 //
 // Everything is row-major float32: a matrix [T, n] is T rows of n floats, a
-// row per word of the phrase. Matrix products go through OpenBLAS (CBLAS).
+// row per word of the phrase. Matrix products go through OpenBLAS (CBLAS)
+// when training (Threading::kBlas) and through our own kernels
+// (math/row_products.h) for everything that prints results, whose rows are
+// the same bits however they are batched and threaded.
 // These are the formulas of the attention article; the shapes are in the
 // comments so each line can be checked against it.
 #pragma once

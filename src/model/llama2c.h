@@ -1,5 +1,5 @@
 // llama2.c's checkpoints (Karpathy's run.c and export.py) read into format
-// v1's tensors (issue 36), so that a model trained there runs here.
+// v1's tensors, so that a model trained there runs here.
 //
 // Three file versions, all little-endian:
 //   0 (legacy): int32 dim, hidden_dim, n_layers, n_heads, n_kv_heads,

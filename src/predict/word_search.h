@@ -1,4 +1,4 @@
-// Whole next words from a subword model (issue 36). A word is a piece that
+// Whole next words from a subword model. A word is a piece that
 // begins one (its text starts with a space, a line break or a punctuation
 // mark, or it is a byte piece of such a byte, or <unk>, <s>, </s>) and the
 // pieces after it up to the next piece that begins a word. Its probability

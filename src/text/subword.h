@@ -1,6 +1,6 @@
 // Subword pieces as sentencepiece's BPE models hold them, in the layout of
 // llama2.c's tokenizer.bin, and the encoding and decoding llama2.c's run.c
-// does with them (issue 36): what a model nobody here trained reads and
+// does with them: what a model nobody here trained reads and
 // writes.
 //
 //   encode(text): a space piece first (sentencepiece's dummy prefix) when the

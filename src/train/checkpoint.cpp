@@ -82,10 +82,9 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
   TrainOptions o;
   o.model = parse_config(j.at("model"), file);
   visit_options(o, [&j](const char* name, auto& value) {
-    // Checkpoints written before issue 24 have none of its options: theirs
-    // were the defaults (feed-forward biases trained, no teacher).
-    // Nor those of issue 49 (their defaults: cosine, no start from a model,
-    // AdamW, GPT-2's initialization).
+    // Checkpoints written by older versions lack the options added since:
+    // theirs were the defaults (feed-forward biases trained, no teacher,
+    // cosine, no start from a model, AdamW, GPT-2's initialization).
     static const std::set<std::string_view> added{
         "ffn_bias",         "teacher", "teacher_weight", "temperature",          "bf16",
         "document_windows", "shuffle", "schedule",       "decay_fraction",       "init_from",
