@@ -3,8 +3,8 @@
 
   - folders depend one way: a file in src/F includes headers of F and of the
     folders below F in BELOW only (README's Layout picture), so the
-    folder-level include graph has no cycle, and the two front ends (cli and
-    serve) never include each other;
+    folder-level include graph has no cycle, and the three front ends (cli,
+    serve and lsp) never include each other;
   - only src/math (the products) and src/base (the threading policy, which
     sets OpenBLAS's thread count) talk to BLAS: no other file includes
     cblas.h or calls cblas_ or openblas_, so the CLI uses engine headers only;

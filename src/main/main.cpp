@@ -1,5 +1,5 @@
 // nextword: the program. main() sets up CLI11, registers the subcommands
-// of both front ends (the command line's, each in its own
+// of the three front ends (the command line's, each in its own
 // src/cli/*_command.cpp, and `serve` and `lsp`, src/main/*_command.cpp) and turns
 // errors into exit codes; all the math is in the engine library (src/math,
 // src/model, ...).
