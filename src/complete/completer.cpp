@@ -215,14 +215,21 @@ Completion Completer::complete(std::string_view text) {
       return w;
     }
   };
-  std::optional<LexiconIndex::Word> pending = next_lexicon();
-  auto lexicon_probability = [&](const LexiconIndex::Word& w) {
-    return share * p_unk_ * (static_cast<double>(w.count) / lexicon_->oov_count());
+  // The next lexicon word that fits, with its probability.
+  struct Pending {
+    LexiconIndex::Word word;
+    double probability = 0;
   };
+  auto next_pending = [&]() -> std::optional<Pending> {
+    const std::optional<LexiconIndex::Word> w = next_lexicon();
+    if (!w) return std::nullopt;
+    return Pending{*w, share * p_unk_ * (static_cast<double>(w->count) / lexicon_->oov_count())};
+  };
+  std::optional<Pending> pending = next_pending();
   // Offers the pending lexicon words more probable than `p`; true once k are offered.
   auto offer_lexicon_above = [&](double p) {
-    for (; pending && lexicon_probability(*pending) > p; pending = next_lexicon()) {
-      if (offer_word(pending->key, pending->word, lexicon_probability(*pending),
+    for (; pending && pending->probability > p; pending = next_pending()) {
+      if (offer_word(pending->word.key, pending->word.word, pending->probability,
                      Source::kLexicon)) {
         return true;
       }
