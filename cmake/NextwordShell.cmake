@@ -1,6 +1,6 @@
 # nextword's place in the shell: the man page nextword.1, generated at build
 # time from the commands' own --help by Debian's help2man, and the bash
-# completion script src/main/nextword.bash-completion; both installed by
+# completion script src/cli/nextword.bash-completion; both installed by
 # `cmake --install`. Nothing is downloaded: without help2man (or Python) the
 # build goes on without the page.
 
@@ -59,5 +59,5 @@ if(PKG_CONFIG_FOUND)
     endif()
   endif()
 endif()
-install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/src/main/nextword.bash-completion
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/nextword.bash-completion
         DESTINATION ${NEXTWORD_BASH_COMPLETION_DIR} RENAME nextword)

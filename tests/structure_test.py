@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The shape of the source tree, checked (issues 12 and 25):
+"""The shape of the source tree, checked:
 
   - folders depend one way: a file in src/F includes headers of F and of the
-    folders below F in BELOW only (README's Layout picture), so the
-    folder-level include graph has no cycle, and the three front ends (cli,
-    serve and lsp) never include each other;
+    folders below F in BELOW only (docs/architecture.md), so the
+    folder-level include graph has no cycle; the program (cli) is on top,
+    and the two libraries it serves through (serve, lsp) never include each
+    other or it;
   - only src/math (the products) and src/base (the threading policy, which
     sets OpenBLAS's thread count) talk to BLAS: no other file includes
     cblas.h or calls cblas_ or openblas_, so the CLI uses engine headers only;
@@ -17,33 +18,33 @@ import os
 import re
 import sys
 
-# What each folder may include from, besides itself: README's Layout
-# picture, each folder with everything below it. It has no cycle.
+# What each folder may include from, besides itself (docs/architecture.md),
+# each folder with everything below it. It has no cycle.
 BELOW = {
     "base": set(),
     "text": {"base"},
     "math": {"base"},
-    "model": {"text", "base"},
-    "transformer": {"model", "math", "text", "base"},
-    "predict": {"transformer", "model", "math", "text", "base"},
-    "train": {"transformer", "model", "math", "text", "base"},
-    "complete": {"predict", "transformer", "model", "math", "text", "base"},
-    "inspect": {"predict", "transformer", "model", "math", "text", "base"},
-    "views": {"inspect", "complete", "predict", "transformer", "model", "math", "text", "base"},
-    "editor": {"complete", "predict", "transformer", "model", "math", "text", "base"},
-    "cli": {"views", "editor", "inspect", "complete", "predict", "train", "transformer", "model",
-            "math", "text", "base"},
-    "serve": {"views", "inspect", "complete", "predict", "transformer", "model", "math", "text",
+    "format": {"text", "base"},
+    "model": {"format", "text", "base"},
+    "transformer": {"model", "format", "math", "text", "base"},
+    "predict": {"transformer", "model", "format", "math", "text", "base"},
+    "train": {"transformer", "model", "format", "math", "text", "base"},
+    "complete": {"predict", "transformer", "model", "format", "math", "text", "base"},
+    "inspect": {"predict", "transformer", "model", "format", "math", "text", "base"},
+    "eval": {"complete", "predict", "transformer", "model", "format", "math", "text", "base"},
+    "views": {"inspect", "complete", "predict", "transformer", "model", "format", "math", "text",
               "base"},
-    "lsp": {"views", "inspect", "complete", "predict", "transformer", "model", "math", "text",
-            "base"},
-    "main": {"cli", "serve", "lsp", "views", "editor", "inspect", "complete", "predict", "train",
-             "transformer", "model", "math", "text", "base"},
+    "editor": {"complete", "predict", "transformer", "model", "format", "math", "text", "base"},
+    "serve": {"views", "inspect", "complete", "predict", "transformer", "model", "format", "math",
+              "text", "base"},
+    "lsp": {"views", "inspect", "complete", "predict", "transformer", "model", "format", "math",
+            "text", "base"},
+    "cli": {"serve", "lsp", "views", "editor", "eval", "inspect", "complete", "predict", "train",
+            "transformer", "model", "format", "math", "text", "base"},
 }
-# The front ends, cli (the command line), serve (HTTP) and lsp (editors),
-# stand side by side: none includes another (BELOW says so; this names it).
-FRONT_ENDS = ("cli", "serve", "lsp")
-assert not any(a in BELOW[b] for a in FRONT_ENDS for b in FRONT_ENDS)
+# The program is cli, on top; serve (HTTP) and lsp (editors) are libraries
+# it calls, side by side: neither includes the other, nor cli.
+assert not ({"serve", "cli"} & BELOW["lsp"]) and not ({"lsp", "cli"} & BELOW["serve"])
 LAYERS = list(BELOW)  # lowest first, for printing
 BLAS_FOLDERS = {"base", "math"}
 MAX_LINES = 450
@@ -82,7 +83,7 @@ def check(root):
     for (source, target), files in sorted(edges(root).items()):
         if source in BELOW and target not in BELOW[source]:
             problems.append(f"{files[0]}: src/{source} includes src/{target}, which is not "
-                            f"below it (README, Layout)")
+                            f"below it (docs/architecture.md)")
     for top in ("src", "tests"):
         for path in sources(root, top):
             relative = os.path.relpath(path, root)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces data/english: unpacks and cleans the 2015 English Wikipedia
-# text (tests/bench/clean_wikipedia.py), keeps its last 150 articles out as
-# the development split (tests/bench/wiki_split.py), trains with `nextword
+# text (tools/clean_wikipedia.py), keeps its last 150 articles out as
+# the development split (tools/wiki_split.py), trains with `nextword
 # train` (cased, a 65,536-word vocabulary behind an adaptive softmax), writes
 # the weights as F16 safetensors, and scores the model on the development
 # split and on WikiText-103's validation split, without and with the cache.
@@ -40,9 +40,9 @@ fi
 
 if [ ! -f "$scratch/split/train.txt" ]; then
   xz -dc "$corpus/wikipedia-en-2015.txt.xz" >"$scratch/wikipedia-en-2015.txt"
-  python3 "$repo/tests/bench/clean_wikipedia.py" "$scratch/wikipedia-en-2015.txt" "$scratch/clean.txt"
+  python3 "$repo/tools/clean_wikipedia.py" "$scratch/wikipedia-en-2015.txt" "$scratch/clean.txt"
   rm "$scratch/wikipedia-en-2015.txt"
-  python3 "$repo/tests/bench/wiki_split.py" "$scratch/clean.txt" "$scratch/split"
+  python3 "$repo/tools/wiki_split.py" "$scratch/clean.txt" "$scratch/split"
 fi
 
 # The recipe (data/english/ablations.md says how it was chosen): issue 35's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces data/stories: splits the TinyStories files into training text and
-# a development split (tests/bench/dev_split.sh), trains a teacher and then the
+# a development split (tools/dev_split.sh), trains a teacher and then the
 # model against it with `nextword train`, and scores both on the development
 # split with `nextword eval`. The corpus
 # is read from CORPUS (default ../shared/corpus next to the repository) and
@@ -30,7 +30,7 @@ if [ -z "$bin" ]; then
   bin="$repo/build-train/nextword"
 fi
 
-"$repo/tests/bench/dev_split.sh" "$corpus/tinystories-train-continuation-lowercase.txt" "$scratch"
+"$repo/tools/dev_split.sh" "$corpus/tinystories-train-continuation-lowercase.txt" "$scratch"
 
 # Two runs of the same shape and schedule. The first (the teacher) learns the
 # text alone; the second, the shipped model, learns the text and the teacher's

@@ -11,11 +11,11 @@
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/progress.h"
-#include "complete/keystrokes.h"
-#include "complete/wikitext_eval.h"
-#include "predict/evaluate.h"
+#include "eval/evaluate.h"
+#include "eval/keystrokes.h"
+#include "eval/wikitext.h"
+#include "eval/wikitext_eval.h"
 #include "text/documents.h"
-#include "text/wikitext.h"
 
 namespace nextword::cli {
 namespace {
@@ -125,7 +125,7 @@ struct EvalCommand {
     };
   }
 
-  // eval --wikitext: the WikiText-103 measure (complete/wikitext_eval.h).
+  // eval --wikitext: the WikiText-103 measure (eval/wikitext_eval.h).
   int wikitext_measure(const Model& m) const {
     const Wikitext text =
         read_wikitext(read_text_file(wikitext), m.config.tokenizer, m.config.unk_token);

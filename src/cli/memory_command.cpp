@@ -16,12 +16,12 @@
 #include "cli/commands.h"
 #include "cli/completion.h"
 #include "cli/progress.h"
-#include "complete/memory_fit.h"
-#include "model/file_bytes.h"
+#include "eval/memory_fit.h"
+#include "eval/wikitext.h"
+#include "format/file_bytes.h"
 #include "predict/memory_mixture.h"
 #include "predict/scorer.h"
 #include "text/documents.h"
-#include "text/wikitext.h"
 #include "train/ngram_memory.h"
 
 namespace nextword::cli {

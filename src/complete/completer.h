@@ -39,7 +39,7 @@ struct CompleteOptions {
   bool no_repeat = false;  // a word offered for the word being typed is not offered again
                            // (in the same spelling: "that's" does not hide "that’s")
   bool learn = false;      // interpolate the caches of the writer's words
-  // With learn; tuned on held-out text (tests/bench/tune_learn.py; README):
+  // With learn; tuned on held-out text (tools/tune_learn.py; README):
   // the word cache's weight lambda, and how much a use counts less for each
   // word written after it; the context cache's weight mu, its sharpness
   // theta and how many uses it keeps (complete/context_cache.h); the

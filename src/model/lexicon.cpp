@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
-#include "model/file_bytes.h"
+#include "format/file_bytes.h"
 #include "text/utf8.h"
 
 namespace nextword {

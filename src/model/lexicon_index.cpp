@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "model/binary_fields.h"
-#include "model/file_bytes.h"
-#include "model/made_from.h"
+#include "format/binary_fields.h"
+#include "format/file_bytes.h"
+#include "format/made_from.h"
 #include "model/model_file.h"
 #include "text/words.h"
 

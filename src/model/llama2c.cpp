@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "base/error.h"
-#include "model/binary_fields.h"
-#include "model/file_bytes.h"
+#include "format/binary_fields.h"
+#include "format/file_bytes.h"
 #include "model/weights_file.h"
 #include "text/utf8.h"
 

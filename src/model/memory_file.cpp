@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "model/binary_fields.h"
-#include "model/file_bytes.h"
+#include "format/binary_fields.h"
+#include "format/file_bytes.h"
 
 namespace nextword {
 namespace {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "model/json_scan.h"
+#include "format/json_scan.h"
 #include "model/vocab_index.h"
 #include "model/weights_file.h"
 #include "text/utf8.h"

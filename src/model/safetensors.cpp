@@ -21,8 +21,8 @@
 
 #include "base/error.h"
 #include "base/half_float.h"
-#include "model/half_rows.h"
-#include "model/json_scan.h"
+#include "format/half_rows.h"
+#include "format/json_scan.h"
 #include "model/weights_file.h"
 
 namespace nextword {
@@ -133,7 +133,7 @@ Entry read_entry(const json& tensor, const TensorSpec& spec, const std::string& 
   return entry;
 }
 
-// Whether entry `e`'s rows can wait until used (model/half_rows.h): the
+// Whether entry `e`'s rows can wait until used (format/half_rows.h): the
 // embedding in halves of a model whose prediction reads only the head's
 // rows of it and the context's words, an adaptive softmax with a tied
 // classifier.

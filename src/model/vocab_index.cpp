@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "base/error.h"
-#include "model/binary_fields.h"
-#include "model/file_bytes.h"
-#include "model/made_from.h"
+#include "format/binary_fields.h"
+#include "format/file_bytes.h"
+#include "format/made_from.h"
 #include "text/utf8.h"
 
 namespace nextword {

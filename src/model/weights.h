@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "base/finite.h"
 #include "base/float_buffer.h"
 #include "base/weight_view.h"
+#include "format/half_rows.h"
 #include "model/config.h"
-#include "model/half_rows.h"
 
 namespace nextword {
 
@@ -123,7 +124,7 @@ class Weights {
   // halves (writes to the floats would leave them stale).
   void keep_halves(size_t index, const uint16_t* halves, std::shared_ptr<const void> file);
   // Rows of tensor `index` (owned storage) left in the file's halves until
-  // used (model/half_rows.h): safetensors.cpp defers the embedding's rows
+  // used (format/half_rows.h): safetensors.cpp defers the embedding's rows
   // past the head on an adaptive model with a tied classifier. With
   // `halves` (the same rows, F16), the products read the classifier's rows
   // from them; a reader of the classifier's floats widens the head's rows
@@ -178,13 +179,5 @@ class Weights {
   std::unique_ptr<HalfRows> deferred_;  // rows of tensor deferred_index_ not yet widened
   size_t deferred_index_ = 0;
 };
-
-// Whether n floats are all finite (no inf, no NaN). It tests the exponent
-// bits of every value, with no early exit, so it runs as vector code: the
-// readers check every tensor of a file at every start.
-bool all_finite(const float* x, size_t n);
-// The index of the first of n floats that is not finite, or n: what the
-// readers name in their errors.
-size_t first_non_finite(const float* x, size_t n);
 
 }  // namespace nextword

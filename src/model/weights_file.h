@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "format/file_bytes.h"
 #include "model/config.h"
-#include "model/file_bytes.h"
 #include "model/weights.h"
 
 namespace nextword {

@@ -17,9 +17,9 @@
 #include <unordered_map>
 
 #include "base/error.h"
-#include "model/base64.h"
-#include "model/float_text.h"
-#include "model/json_scan.h"
+#include "format/base64.h"
+#include "format/float_text.h"
+#include "format/json_scan.h"
 #include "model/weights_file.h"
 
 namespace nextword {

@@ -10,8 +10,8 @@
 
 #include "base/error.h"
 #include "base/file_output.h"
-#include "model/base64.h"
-#include "model/file_bytes.h"
+#include "format/base64.h"
+#include "format/file_bytes.h"
 #include "model/model_writer.h"
 #include "model/vocabulary.h"
 #include "model/weights_file.h"

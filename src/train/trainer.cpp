@@ -19,6 +19,7 @@
 #include "train/data_parallel.h"
 #include "train/initial_weights.h"
 #include "train/run_lock.h"
+#include "train/training_step.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
 

@@ -1,13 +1,14 @@
 // One training step: TrainingState (trainer.h), the workers' forward and
 // backward passes, the exchange between ranks, the clipped AdamW update and
 // the learning-rate schedule.
+#include "train/training_step.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include "base/random.h"
 #include "train/adamw.h"
 #include "train/data_parallel.h"
-#include "train/trainer.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
 

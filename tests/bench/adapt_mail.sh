@@ -6,7 +6,7 @@
 #   tests/bench/adapt_mail.sh [BINARY] [SCRATCH]
 #
 # SCRATCH (a temporary directory unless given; never inside the repository)
-# gets the split (tests/bench/mail_split.py), the adapted model (adapted/),
+# gets the split (tools/mail_split.py), the adapted model (adapted/),
 # each measure as a JSON line in results.jsonl, and compare_presage.py's
 # working files. It takes about an hour on two cores, most of it presage's.
 set -euo pipefail
@@ -15,7 +15,7 @@ bin="${1:-$repo/build/nextword}"
 scratch="${2:-$(mktemp -d)}"
 mkdir -p "$scratch"
 corpus="${CORPUS:-$repo/../shared/corpus}"
-python3 "$repo/tests/bench/mail_split.py" "$corpus/mail-spamassassin-ham.txt" "$scratch"
+python3 "$repo/tools/mail_split.py" "$corpus/mail-spamassassin-ham.txt" "$scratch"
 results="$scratch/results.jsonl"
 : >"$results"
 note() { printf '{"measure": "%s", "model": "%s", "flags": "%s", "result": %s}\n' "$1" "$2" "$3" "$4" >>"$results"; }

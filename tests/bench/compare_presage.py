@@ -7,12 +7,12 @@ the one `nextword eval --ksr` implements).
         [-k 6] [--scratch DIR] [--configs own,stock,...] [--check-nextword [N]]
         [--json OUT|-] [--split-only]
 
-The text. tests/bench/dev_split.sh splits tinystories-train-continuation-lowercase
+The text. tools/dev_split.sh splits tinystories-train-continuation-lowercase
 at the first blank line from line 21500 on: the lines up to it are training
 text (continuation-train.txt), the rest is the development split (heldout.txt,
 about 20,000 words), which both engines type here. It is also split at the
 paragraph boundary nearest 20% of its words into dev.txt and test.txt
-(tests/bench/tune_learn.py used to tune on dev.txt; it now tunes on the
+(tools/tune_learn.py used to tune on dev.txt; it now tunes on the
 default model's validation text, which is not part of this split). All of them go to the scratch directory (never into
 the repository); --split-only writes them and stops.
 
@@ -79,7 +79,7 @@ STOCK_DB = "/usr/share/presage/database_en.db"
 DRIVER_SOURCE = os.path.join(HERE, "presage_driver.cpp")
 HEAD_FILE = "tinystories-train-head.txt"
 CONTINUATION_FILE = "tinystories-train-continuation-lowercase.txt"
-SPLIT = os.path.join(HERE, "dev_split.sh")
+SPLIT = os.path.join(HERE, "..", "..", "tools", "dev_split.sh")
 ALL_CONFIGS = ["own", "stock", "own-norepeat", "stock-norepeat", "own-learn", "own-ngram"]
 DEFAULT_CONFIGS = ["own", "stock", "own-norepeat", "stock-norepeat", "own-learn"]
 NEXTWORD_VARIANTS = [("nextword", []), ("nextword --learn", ["--learn"]),
@@ -94,7 +94,7 @@ def log(msg):
 # --- the text ------------------------------------------------------------------
 
 def split_continuation(corpus, scratch):
-    """(continuation-train, heldout) bytes: tests/bench/dev_split.sh's split,
+    """(continuation-train, heldout) bytes: tools/dev_split.sh's split,
     written into scratch."""
     subprocess.run([SPLIT, os.path.join(corpus, CONTINUATION_FILE), scratch], check=True)
     parts = []
@@ -147,7 +147,7 @@ def first_words(text, n):
 
 def wikitext_plain(line):
     """One line of a WikiText tokenized file as plain text, by the rules of
-    src/text/wikitext.cpp (read_wikitext): a heading loses its `=` marks,
+    src/eval/wikitext.cpp (read_wikitext): a heading loses its `=` marks,
     `@-@` `@,@` `@.@` join, clitics and closing marks attach, double quotes
     alternate open and closed. `<unk>` is dropped: nobody types it."""
     words = line.split()

@@ -11,7 +11,7 @@ TEXT is a file; --words N types only its start up to its N-th word
 (compare_presage.first_words, the cut tests/bench/compare_presage.py makes),
 written to a temporary file that `eval --ksr` reads too. With `-` as TEXT,
 the default text: the first --words (default 2000) words of the TinyStories
-development split (tests/bench/dev_split.sh on
+development split (tools/dev_split.sh on
 ../shared/corpus/tinystories-train-continuation-lowercase.txt, heldout.txt).
 
 Each query of the protocol, `suggest(typed)`, becomes one incremental

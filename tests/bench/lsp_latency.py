@@ -32,7 +32,7 @@ the end of parsing its response:
               an edit is each edit + round trip minus the median round trip
               alone.                   Goal: p95 <= 2 ms.
 
-The text: the TinyStories development split (tests/bench/dev_split.sh's
+The text: the TinyStories development split (tools/dev_split.sh's
 heldout.txt, about 105 kB) when ../shared/corpus is there; else the prose of
 README.md (fenced code, tables and headings dropped), repeated as needed.
 
@@ -59,7 +59,7 @@ from lsp_client import (ENCODINGS, LspClient, ProtocolError, bench_argv,  # noqa
 
 CORPUS = os.path.join(REPO, "..", "shared", "corpus")
 CONTINUATION = "tinystories-train-continuation-lowercase.txt"
-SPLIT = os.path.join(HERE, "dev_split.sh")
+SPLIT = os.path.join(HERE, "..", "..", "tools", "dev_split.sh")
 
 GOALS = {"initialize_ms": 200.0, "completion_p95_ms": 5.0, "completion_p99_ms": 20.0,
          "edit_p95_ms": 2.0}

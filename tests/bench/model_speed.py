@@ -17,7 +17,7 @@ new binary as well, so both comparisons show.
   - `generate "once upon a" -n 200`, greedy, as a whole process: words/s
     (the load counted in);
   - keystrokes: `eval --ksr -k 6` typing the first --words words of --text
-    (the development split; default: tests/bench/dev_split.sh's heldout.txt,
+    (the development split; default: tools/dev_split.sh's heldout.txt,
     written to a scratch directory) one character at a time through the
     completer that `complete` and `type` use, on one thread: median and p90
     ms per keystroke, word starts included, and the same with --learn

@@ -498,7 +498,7 @@ class TrainAndEval(unittest.TestCase):
         continuation = os.path.join(corpus, "tinystories-train-continuation-lowercase.txt")
         if not os.path.exists(continuation):
             self.skipTest("no ../shared/corpus next to the repository")
-        subprocess.run([os.path.join(DATA, "..", "tests", "bench", "dev_split.sh"), continuation,
+        subprocess.run([os.path.join(DATA, "..", "tools", "dev_split.sh"), continuation,
                         self.tmp], check=True)
         train_part = os.path.join(self.tmp, "continuation-train.txt")
         out = os.path.join(self.tmp, "default")

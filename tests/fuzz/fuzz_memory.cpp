@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "model/file_bytes.h"
+#include "format/file_bytes.h"
 #include "model/memory_file.h"
 #include "train/ngram_memory.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "model/file_bytes.h"
+#include "format/file_bytes.h"
 #include "model/model_file.h"
 #include "model/vocab_index.h"
 

@@ -13,6 +13,7 @@
 
 #include "model/model_file.h"
 #include "train/trainer.h"
+#include "train/training_step.h"
 #include "transformer/backward.h"
 #include "transformer/transformer.h"
 

@@ -1,5 +1,5 @@
 // Standard base64 (RFC 4648): round trips, and the texts it must refuse.
-#include "model/base64.h"
+#include "format/base64.h"
 
 #include <catch2/catch.hpp>
 #include <string>

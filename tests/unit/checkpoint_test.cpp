@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "model/base64.h"
+#include "format/base64.h"
 #include "model/model_file.h"
 #include "temp_dir.h"
 #include "tiny_run.h"

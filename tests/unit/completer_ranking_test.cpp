@@ -10,8 +10,8 @@
 #include <tuple>
 
 #include "complete/completer.h"
+#include "format/file_bytes.h"
 #include "math/layers.h"
-#include "model/file_bytes.h"
 #include "predict/memory_mixture.h"
 #include "predict/predictor.h"
 #include "test_models.h"

@@ -1,8 +1,8 @@
-// Scoring a text (predict/evaluate.h): by hand on a model whose logits are
+// Scoring a text (eval/evaluate.h): by hand on a model whose logits are
 // all equal, and against an independent computation from Predictor on a
 // random model, with contexts sliding past max_len across document ends and
 // more positions than one batch; a word outside the vocabulary adds ln q.
-#include "predict/evaluate.h"
+#include "eval/evaluate.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

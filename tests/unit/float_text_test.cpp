@@ -1,7 +1,7 @@
 // Number text into float32: the values nlohmann reads (double, then
 // static_cast<float>), the nearest float32 by std::from_chars, and where
 // read_floats stops on an array that breaks its shape.
-#include "model/float_text.h"
+#include "format/float_text.h"
 
 #include <catch2/catch.hpp>
 #include <cfloat>

@@ -1,11 +1,11 @@
-// Half-precision rows widened at first use (model/half_rows.h): an adaptive
+// Half-precision rows widened at first use (format/half_rows.h): an adaptive
 // model with a tied classifier read from F16 and BF16 safetensors keeps its
 // embedding's rows past the head in the file until a pass reads them, and
 // predicts the same bits as with every row widened at load; whole-tensor
 // readers see every row; threads widening the same rows agree; a NaN in a
 // deferred row is refused when the row is first read (in a head row: at
 // load), naming its element.
-#include "model/half_rows.h"
+#include "format/half_rows.h"
 
 #include <bit>
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // The DOM-free JSON scanner against nlohmann's parser as the oracle: the
 // same verdict on hand-picked texts and on random edits of weights files.
-#include "model/json_scan.h"
+#include "format/json_scan.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
-// complete/keystrokes.h: keystroke savings worked by hand on the fruit model.
-#include "complete/keystrokes.h"
+// eval/keystrokes.h: keystroke savings worked by hand on the fruit model.
+#include "eval/keystrokes.h"
 
 #include <catch2/catch.hpp>
 

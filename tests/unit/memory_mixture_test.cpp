@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
+#include "format/file_bytes.h"
 #include "math/kernels.h"
 #include "math/layers.h"
-#include "model/file_bytes.h"
 #include "predict/predictor.h"
 #include "test_models.h"
 #include "train/ngram_memory.h"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "model/base64.h"
+#include "format/base64.h"
 #include "temp_dir.h"
 
 using namespace nextword;

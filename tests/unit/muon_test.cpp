@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "train/trainer.h"
+#include "train/training_step.h"
 
 using namespace nextword;
 

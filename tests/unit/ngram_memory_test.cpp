@@ -15,7 +15,7 @@
 
 #include "base/error.h"
 #include "base/half_float.h"
-#include "model/file_bytes.h"
+#include "format/file_bytes.h"
 #include "model/memory_file.h"
 
 using namespace nextword;

@@ -10,12 +10,13 @@
 #include <random>
 #include <sstream>
 
+#include "eval/evaluate.h"
 #include "model/model_file.h"
-#include "predict/evaluate.h"
 #include "predict/predictor.h"
 #include "temp_dir.h"
 #include "test_models.h"
 #include "tiny_run.h"
+#include "train/training_step.h"
 
 using namespace nextword;
 using namespace nextword::testing;

@@ -1,11 +1,11 @@
-// eval --wikitext (complete/wikitext_eval.h): the protocol's total by hand
+// eval --wikitext (eval/wikitext_eval.h): the protocol's total by hand
 // from the model's own predictions (Predictor) and a q computed here, on the
 // fruit model (no bos: documents back to back) and on a random model with a
 // bos (windows sliding past max_len, causal or not); the cache at weight 0
 // bit for bit without it, and the cache's mixture by hand at one position.
 // The model's ln p here sums e^logit in double; nextword's log_sum_exp sums
 // float exponentials (math/layers.h), hence the relative 1e-6.
-#include "complete/wikitext_eval.h"
+#include "eval/wikitext_eval.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
-// The WikiText benchmark (text/wikitext.h): lines made plain text, <unk>
+// The WikiText benchmark (eval/wikitext.h): lines made plain text, <unk>
 // kept apart and unscored, heading marks dropped, the counts of the
 // protocol's N, and, where the validation file is at hand, its figures.
-#include "text/wikitext.h"
+#include "eval/wikitext.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "complete/keystrokes.h"
+#include "eval/keystrokes.h"
 
 #include <chrono>
 #include <string>

@@ -1,10 +1,10 @@
-#include "complete/memory_fit.h"
+#include "eval/memory_fit.h"
 
 #include <cmath>
 #include <span>
 
 #include "base/error.h"
-#include "complete/wikitext_eval.h"
+#include "eval/wikitext_eval.h"
 #include "predict/memory_mixture.h"
 
 namespace nextword {

@@ -14,9 +14,9 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/lsp_command.h"
+#include "cli/serve_command.h"
 #include "cli/stop_signals.h"
-#include "main/lsp_command.h"
-#include "main/serve_command.h"
 #include "math/kernel_paths.h"
 
 namespace nextword::cli {

@@ -3,7 +3,7 @@
 (wikipedia-en-2015.txt, ../shared/corpus/SOURCES.md), so that a model
 trained on it does not learn to predict `formula_1` or `}}{{`.
 
-    python3 tests/bench/clean_wikipedia.py IN OUT
+    python3 tools/clean_wikipedia.py IN OUT
 
 IN and OUT are in the corpus's document format: an article's title line, its
 paragraphs one per line, then a line `<|endoftext|>`. The file is streamed

@@ -1,4 +1,4 @@
-#include "model/half_rows.h"
+#include "format/half_rows.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/finite.h"
 #include "base/half_float.h"
-#include "model/weights.h"
 
 namespace nextword {
 

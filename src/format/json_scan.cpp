@@ -1,4 +1,4 @@
-#include "model/json_scan.h"
+#include "format/json_scan.h"
 
 #include <cstdint>
 #include <cstring>

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The development split of the TinyStories continuation file on which the next
-# default model is chosen (issue 24), the one rule that tests/bench/ablations.py,
+# default model is chosen (issue 24), the one rule that tools/ablations.py,
 # tests/bench/compare_presage.py and tests/bench/model_speed.py use. It lies
 # inside the part the shipped default model held out (data/stories/train.sh
 # cuts at line 20,500), so neither has seen it.
 #
-#   tests/bench/dev_split.sh CONTINUATION_FILE OUTPUT_DIR
+#   tools/dev_split.sh CONTINUATION_FILE OUTPUT_DIR
 #
 # Writes OUTPUT_DIR/continuation-train.txt (lines 1 to the first blank line at
 # or after line 21500, that blank line included: training text) and

@@ -1,4 +1,4 @@
-#include "model/base64.h"
+#include "format/base64.h"
 
 #include <algorithm>
 #include <array>

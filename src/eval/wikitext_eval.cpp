@@ -1,4 +1,4 @@
-#include "complete/wikitext_eval.h"
+#include "eval/wikitext_eval.h"
 
 #include <algorithm>
 #include <cmath>

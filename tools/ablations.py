@@ -2,7 +2,7 @@
 """The default model's ablation table (issue 24): short `nextword train` runs
 at equal budgets, one change each, scored on one development split.
 
-    python3 tests/bench/ablations.py build/nextword [--steps 2500] [--only NAME,...]
+    python3 tools/ablations.py build/nextword [--steps 2500] [--only NAME,...]
         [--scratch DIR] [--corpus DIR] [--results FILE]
 
 The split. The training text is tinystories-train-head.txt and the lines of
@@ -29,9 +29,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
-from compare_presage import split_continuation  # noqa: E402  (tests/bench/dev_split.sh)
+REPO = os.path.normpath(os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "bench"))
+from compare_presage import split_continuation  # noqa: E402  (tools/dev_split.sh)
 
 # Today's default recipe (data/stories/train.sh before issue 24), the base row.
 BASE = ["--vocab-size", "4096", "--d-model", "128", "--layers", "4", "--heads", "4",
@@ -90,7 +90,7 @@ def merged(base, changes):
 
 
 def split(corpus, scratch):
-    """tests/bench/dev_split.sh's split: the training text and dev.txt."""
+    """tools/dev_split.sh's split: the training text and dev.txt."""
     head = os.path.join(corpus, "tinystories-train-head.txt")
     split_continuation(corpus, scratch)
     dev = os.path.join(scratch, "dev.txt")

@@ -1,7 +1,7 @@
 // Fitting a memory's mixture weights (predict/memory_mixture.h) on a
 // development text: every scored token's probability under the transformer
 // alone and the memory alone, in one pass of the WikiText protocol
-// (complete/wikitext_eval.h), then each bucket's lambda by EM. `nextword
+// (eval/wikitext_eval.h), then each bucket's lambda by EM. `nextword
 // memory --dev` and `nextword adapt` fit this way.
 #pragma once
 
@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
+#include "eval/wikitext.h"
 #include "model/lexicon.h"
 #include "model/model_file.h"
-#include "text/wikitext.h"
 
 namespace nextword {
 

@@ -5,16 +5,16 @@ tokens, scored on the development split by `eval --wikitext` (perplexity per
 word with out-of-vocabulary words spelled, top-1, top-5, words outside the
 vocabulary).
 
-    python3 tests/bench/english_ablations.py build/nextword --split DIR [--steps 1000]
+    python3 tools/english_ablations.py build/nextword --split DIR [--steps 1000]
         [--only NAME,...] [--scratch DIR] [--results FILE]
 
-DIR is tests/bench/wiki_split.py's output (train.txt, a share of the text,
+DIR is tools/wiki_split.py's output (train.txt, a share of the text,
 and dev.tokens, 150 articles no run trains on). Results are appended to
 --results as JSON lines; a variant already there is not run again, so the
 script can be stopped and started. The table goes to stdout in Markdown.
 A run's time is its wall time on this machine, whatever else ran then.
 
-    python3 tests/bench/english_ablations.py build/nextword --split DIR --probe 30
+    python3 tools/english_ablations.py build/nextword --split DIR --probe 30
         [--rounds 3] [--only v64k,NAME,...]
 
 times each variant's steps instead, side by side in alternating rounds

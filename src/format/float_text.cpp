@@ -1,4 +1,4 @@
-#include "model/float_text.h"
+#include "format/float_text.h"
 
 #include <bit>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "text/wikitext.h"
+#include "eval/wikitext.h"
 
 #include <cstddef>
 #include <span>

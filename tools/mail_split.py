@@ -2,7 +2,7 @@
 """The development split of the public mail that `nextword adapt` was
 measured on (README, "Your own writing"; data/english/ablations.md).
 
-    python3 tests/bench/mail_split.py ../shared/corpus/mail-spamassassin-ham.txt OUT_DIR
+    python3 tools/mail_split.py ../shared/corpus/mail-spamassassin-ham.txt OUT_DIR
 
 The file's messages (separated by lines `<|endoftext|>`) are split by the
 sha256 of each message's stripped text: a message whose first eight hex

@@ -1,4 +1,4 @@
-#include "model/file_bytes.h"
+#include "format/file_bytes.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 // `nextword eval --wikitext`: the WikiText-103 measure, comparable with the
-// published tables (README, "eval --wikitext"; text/wikitext.h reads the file).
+// published tables (README, "eval --wikitext"; eval/wikitext.h reads the file).
 //
 // Every scored model token t of a document is predicted from the tokens
 // before it, in windows of max_len L tokens that advance by S = L/2 (at
@@ -41,10 +41,10 @@
 #include <utility>
 #include <vector>
 
+#include "eval/wikitext.h"
 #include "model/lexicon.h"
 #include "model/model_file.h"
 #include "predict/unknown_words.h"
-#include "text/wikitext.h"
 
 namespace nextword {
 

@@ -6,14 +6,14 @@ model's temperature T (src/complete/completer.h).
 
 The text is the default model's own validation text: `train --val-fraction
 0.02` holds out the last 2% of its training tokens (about 19,000 tokens, the
-end of continuation-train.txt from tests/bench/dev_split.sh), and this script
+end of continuation-train.txt from tools/dev_split.sh), and this script
 types the last WORDS words of it (from a story's start). The development
 split (heldout.txt), on which the model card reports keystroke savings
 against presage, is not used here.
 
 It prints the keystroke savings of every setting, best last, and the best.
 
-    python3 tests/bench/tune_learn.py build/nextword [--corpus ../shared/corpus]
+    python3 tools/tune_learn.py build/nextword [--corpus ../shared/corpus]
         [--words 10000] [--jobs 2]
 """
 import argparse
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "bench"))
 import compare_presage  # noqa: E402
 
 LAMBDAS = [0.03, 0.05]
@@ -62,7 +62,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("nextword")
-    parser.add_argument("--corpus", default=os.path.join(here, "..", "..", "..", "shared", "corpus"))
+    parser.add_argument("--corpus", default=os.path.join(here, "..", "..", "shared", "corpus"))
     parser.add_argument("--words", type=int, default=10000)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()

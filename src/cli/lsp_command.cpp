@@ -1,5 +1,5 @@
 // nextword lsp: predictive text in editors over the Language Server Protocol (src/lsp).
-#include "main/lsp_command.h"
+#include "cli/lsp_command.h"
 
 #include <unistd.h>
 

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/json_scan.h"
+#include "format/json_scan.h"
 
 namespace nextword::float_text {
 

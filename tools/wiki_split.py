@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The English model's training text and development split, from the cleaned
-Wikipedia file (tests/bench/clean_wikipedia.py's output).
+Wikipedia file (tools/clean_wikipedia.py's output).
 
-    python3 tests/bench/wiki_split.py CLEAN.txt OUT_DIR [--dev-articles 150]
+    python3 tools/wiki_split.py CLEAN.txt OUT_DIR [--dev-articles 150]
         [--train-bytes N]
 
 Writes into OUT_DIR (a scratch directory, never the repository):

@@ -1,4 +1,4 @@
-#include "predict/evaluate.h"
+#include "eval/evaluate.h"
 
 #include <cmath>
 #include <memory>

@@ -5,7 +5,7 @@ unchanged, one article of debris only (dropped with its title) and a last
 article with no `<|endoftext|>` after it. Checks the exact output, the
 summary's counts, and that cleaning the output again changes nothing.
 
-    python3 tests/bench/clean_wikipedia_test.py
+    python3 tests/tools/clean_wikipedia_test.py
 """
 import os
 import subprocess
@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "clean_wikipedia.py")
+SCRIPT = os.path.join(HERE, "..", "..", "tools", "clean_wikipedia.py")
 
 ZWJ, HAIR, ZWSP = "\u200d", "\u200a", "\u200b"
 

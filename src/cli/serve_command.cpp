@@ -1,5 +1,5 @@
 // nextword serve: the JSON API and the live page over HTTP (src/serve).
-#include "main/serve_command.h"
+#include "cli/serve_command.h"
 
 #include <memory>
 #include <optional>
