@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The examples of README.md and data/README.md are what the binary prints.
+"""The examples of README.md, docs/*.md and data/README.md are what the
+binary prints.
 
     python3 tests/cli/readme_test.py build/nextword data
 
-In those files' fenced blocks, a line `$ nextword ARGS` is run from the
+In those files' fenced blocks (a file of docs/ may have none), a line `$ nextword ARGS` is run from the
 repository's root (ARGS split as a shell would, the bundled default model
 unless --model says otherwise), and the lines after it, up to the next `$`
 line or the block's end, are its standard output. An expected line may
@@ -19,6 +20,7 @@ is compared with the port and the number of workers of the example), and
 each `$ curl ...` line after it in the same block runs against it, its
 output compared as a command's; the server stops at the block's end.
 """
+import glob
 import os
 import re
 import shlex
@@ -91,11 +93,14 @@ def matches(expected, actual):
 
 
 class Examples(unittest.TestCase):
-    def check(self, name):
+    def check(self, name, required=True):
+        """Runs the examples of name (a path from the repository's root);
+        how many there were."""
         root = os.path.dirname(cli_common.DATA)
         path = os.path.join(root, name)
         found = examples(path)
-        self.assertTrue(found, "%s has no `$ nextword` examples" % name)
+        if required:
+            self.assertTrue(found, "%s has no `$ nextword` examples" % name)
         cwd = os.getcwd()
         os.chdir(root)
         server = None
@@ -126,9 +131,18 @@ class Examples(unittest.TestCase):
             if server:
                 server[0].stop()
             os.chdir(cwd)
+        return len(found)
 
     def test_readme(self):
         self.check("README.md")
+
+    def test_docs(self):
+        root = os.path.dirname(cli_common.DATA)
+        names = sorted(os.path.relpath(p, root)
+                       for p in glob.glob(os.path.join(root, "docs", "*.md")))
+        self.assertTrue(names, "no docs/*.md")
+        checked = sum(self.check(name, required=False) for name in names)
+        self.assertTrue(checked, "docs/*.md have no `$ nextword` examples")
 
     def test_model_card(self):
         self.check(os.path.join("data", "README.md"))
