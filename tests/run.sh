@@ -8,6 +8,10 @@
 #                    (any report fails the test that triggered it), plus the
 #                    libFuzzer targets, each run for NEXTWORD_FUZZ_SECONDS
 #                    (default 60) on its seed corpus.
+# The tests that read ../shared (corpora and llama2.c's stories260K beside the
+# repository) are reported skipped without it, each with one line saying what
+# is missing; ctest lists them at the end (NEXTWORD_REQUIRE_SHARED=1, as
+# .ci/run sets, makes them fail instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

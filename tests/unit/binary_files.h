@@ -23,7 +23,7 @@ inline void put_float(std::string& out, float v) {
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);  // ../shared/models is part of the test setup, never skipped
+  REQUIRE(in);  // a case reading ../shared is tagged [shared] (tests/CMakeLists.txt)
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();

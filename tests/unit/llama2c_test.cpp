@@ -192,7 +192,7 @@ TEST_CASE("llama2.c checkpoints: a file that lies about itself is refused", "[ll
 }
 
 TEST_CASE("stories260K: both llama2.c files give one model, cut anywhere they are refused",
-          "[llama2c]") {
+          "[llama2c][shared]") {
   const std::string dir = std::string(NEXTWORD_SHARED_MODELS_DIR) + "/stories260K/";
   const std::string v0 = read_file(dir + "stories260K.bin"),
                     v1 = read_file(dir + "stories260K_v1.bin");

@@ -184,7 +184,7 @@ TEST_CASE("decode: the space after <s> dropped, byte pieces as bytes", "[subword
   CHECK(t.byte_of(kA) == -1);
 }
 
-TEST_CASE("stories260K's tokenizer encodes as run.c does", "[subword]") {
+TEST_CASE("stories260K's tokenizer encodes as run.c does", "[subword][shared]") {
   const std::string path = std::string(NEXTWORD_SHARED_MODELS_DIR) + "/stories260K/tok512.bin";
   const SubwordPieces pieces = read_tokenizer_bin(read_file(path), 512, path);
   const SubwordTokenizer t(pieces, path);
