@@ -2,7 +2,7 @@
 """Every command's output on both shipped models, recorded, so that a change
 meant to move code without changing behaviour can be checked byte for byte.
 
-    python3 tools/record_outputs.py BINARY OUT_DIR      # record
+    python3 tools/record_outputs.py BINARY OUT_DIR [--inputs LOG]   # record
     python3 tools/record_outputs.py --compare DIR_A DIR_B
 
 Records, for each `$ nextword ...` line of README.md and data/README.md (not
@@ -13,10 +13,22 @@ stdout and stderr, one file each under OUT_DIR, named by a hash of the
 command line, with the command line as its first line. --compare lists the
 commands whose records differ, and exits 1 if any does. Run from the
 repository's root; the kernels are pinned to avx2, as readme_test.py does.
+
+--inputs LOG adds the commands the CLI tests ran, as tests/cli/cli_common.py
+logs them under NEXTWORD_RECORD_INPUTS=LOG (arguments, standard input,
+environment, the files they named copied beside the log): each runs again
+with the same standard input, its copied files at one fixed place
+(/tmp/nextword-record-inputs, made afresh for each recording, so that both
+builds see the same paths), except the commands whose output holds times or
+that write models (REPLAY_SKIPS); eval --ksr's times per keystroke are
+masked (TIMES).
 """
 import hashlib
 import os
 import shlex
+import json
+import re
+import shutil
 import subprocess
 import sys
 
@@ -59,19 +71,58 @@ def fixed_commands():
     return out
 
 
-def record(binary, out_dir):
+# Commands of the CLI tests not run again: their output holds times or
+# speeds (train, bench, adapt, memory, eval's progress), or they serve.
+REPLAY_SKIPS = {"train", "bench", "adapt", "memory", "serve", "lsp", "type"}
+REPLAY_FILES = "/tmp/nextword-record-inputs"
+# eval --ksr's times per keystroke, masked in every record.
+TIMES = [(re.compile(rb'"keystroke_ms":\{[^}]*\}'), b'"keystroke_ms":{(times)}'),
+         (re.compile(rb"per keystroke  median [^(]*"), b"per keystroke  (times) ")]
+
+
+def logged_commands(log):
+    """(argv, stdin, env) of each distinct command of a NEXTWORD_RECORD_INPUTS
+    log, its "@files/" arguments pointed at REPLAY_FILES."""
+    shutil.rmtree(REPLAY_FILES, ignore_errors=True)
+    if os.path.isdir(log + ".files"):
+        shutil.copytree(log + ".files", REPLAY_FILES, symlinks=True)
+    out, seen = [], set()
+    with open(log, encoding="utf-8") as f:
+        for line in f:
+            if line in seen:
+                continue
+            seen.add(line)
+            entry = json.loads(line)
+            argv = [REPLAY_FILES + a[len("@files"):] if a.startswith("@files/") else a
+                    for a in entry["argv"]]
+            if argv and argv[0] not in REPLAY_SKIPS:
+                out.append((argv, entry["stdin"], entry["env"]))
+    return out
+
+
+def record(binary, out_dir, log=None):
     os.makedirs(out_dir, exist_ok=True)
     env = dict(os.environ, NEXTWORD_KERNELS="avx2", NEXTWORD_MODELS="",
                XDG_DATA_HOME="/nonexistent/nextword-record")
     env.pop("NEXTWORD_MODEL", None)
-    commands = readme_commands() + fixed_commands()
-    for args in commands:
+    commands = [(args, None, {}) for args in readme_commands() + fixed_commands()]
+    commands += logged_commands(log) if log else []
+    for args, stdin, extra in commands:
         line = shlex.join(["nextword", *args])
-        r = subprocess.run([binary, *args], cwd=REPO, env=env, capture_output=True, check=False)
-        name = hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
+        key = json.dumps([args, stdin, extra]) if (stdin or extra) else line
+        try:
+            r = subprocess.run([binary, *args], cwd=REPO, env=dict(env, **extra),
+                               input=None if stdin is None else stdin.encode("utf-8"),
+                               capture_output=True, check=False, timeout=120)
+            code, stdout, stderr = r.returncode, r.stdout, r.stderr
+            for pattern, mask in TIMES:
+                stdout = pattern.sub(mask, stdout)
+        except subprocess.TimeoutExpired:
+            code, stdout, stderr = "timeout", b"", b""
+        name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
         with open(os.path.join(out_dir, name), "wb") as f:
-            f.write(line.encode("utf-8") + b"\nexit %d\n--- stdout\n" % r.returncode + r.stdout +
-                    b"\n--- stderr\n" + r.stderr)
+            f.write(line.encode("utf-8") + b"\nexit %s\n--- stdout\n" % str(code).encode() +
+                    stdout + b"\n--- stderr\n" + stderr)
     print("%d commands recorded in %s" % (len(commands), out_dir))
 
 
@@ -96,9 +147,14 @@ def compare(a, b):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--compare":
         return compare(sys.argv[2], sys.argv[3])
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    log = None
+    if len(args) == 4 and args[2] == "--inputs":
+        log = os.path.abspath(args[3])
+        args = args[:2]
+    if len(args) != 2:
         sys.exit(__doc__)
-    record(os.path.abspath(sys.argv[1]), sys.argv[2])
+    record(os.path.abspath(args[0]), args[1], log)
     return 0
 
 

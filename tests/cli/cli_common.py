@@ -5,7 +5,9 @@ the exit codes, and the paths given on the command line.
     python3 tests/cli/phrase_test.py build/nextword data
     python3 tests/cli/commands_test.py build/nextword data
 """
+import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -30,6 +32,35 @@ def read(path):
 NO_MODELS = {"NEXTWORD_MODELS": "", "XDG_DATA_HOME": "/nonexistent/nextword-tests"}
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def record_input(args, stdin, env):
+    """With $NEXTWORD_RECORD_INPUTS=FILE, appends the command to FILE as a
+    JSON line (arguments, standard input, NEXTWORD_* environment), each file
+    or folder it names outside the repository copied beside FILE as
+    "@files/N/NAME", for tools/record_outputs.py to run it again on another
+    build and compare the outputs byte for byte."""
+    log = os.environ.get("NEXTWORD_RECORD_INPUTS")
+    if not log:
+        return
+    n = sum(1 for _ in open(log, encoding="utf-8")) if os.path.exists(log) else 0
+    kept = []
+    for a in args:
+        a = str(a)
+        if os.path.isabs(a) and os.path.exists(a) and not a.startswith(REPO + os.sep):
+            copy = os.path.join(log + ".files", str(n), os.path.basename(a))
+            os.makedirs(os.path.dirname(copy), exist_ok=True)
+            (shutil.copytree if os.path.isdir(a) else shutil.copyfile)(a, copy)
+            a = "@files/%d/%s" % (n, os.path.basename(a))
+        kept.append(a)
+    entry = {"argv": kept, "stdin": stdin, "cwd": os.getcwd(),
+             "env": {k: v for k, v in env.items()
+                     if k.startswith("NEXTWORD_") and k != "NEXTWORD_RECORD_INPUTS"}}
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
 def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
     merged = dict(os.environ)
     merged.pop("NEXTWORD_MODEL", None)
@@ -37,6 +68,7 @@ def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
     if TEST_MODEL:
         merged["NEXTWORD_MODEL"] = TEST_MODEL
     merged.update(env or {})
+    record_input(args, stdin, merged)
     return subprocess.run([NEXTWORD, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE,
                           text=True, env=merged, check=False)
 
