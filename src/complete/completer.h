@@ -1,5 +1,6 @@
 // Predictive text entry: suggestions for the word being typed, or for the
-// next word, from everything typed so far (README, "Predictive text").
+// next word, from everything typed so far (docs/usage.md, "Every command
+// and its options", complete and --learn).
 //
 // The transformer scores the context (the text before the word being typed)
 // once per word: keystrokes inside a word only filter and re-rank what that

@@ -584,7 +584,7 @@ WIKITEXT = (" = Apple Pie = \n \n apple banana <unk> pie kiwi apple @-@ pie kiwi
 
 
 class WikitextEval(unittest.TestCase):
-    """eval --wikitext: the WikiText-103 measure (README, "eval --wikitext")."""
+    """eval --wikitext: the WikiText-103 measure (docs/models.md, "eval --wikitext")."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
@@ -682,7 +682,7 @@ class WikitextEval(unittest.TestCase):
             self.assertEqual(len(r.stderr.strip().split("\n")), 1, r.stderr)
 
 class StridedEval(unittest.TestCase):
-    """eval and score --document in windows --stride tokens apart (README, "eval")."""
+    """eval and score --document in windows --stride tokens apart (docs/models.md, "Training on your own text")."""
 
     # Recorded with 943f99e, the build before --stride, which ran a window of
     # max_len words for every word past the first max_len: --stride 1 must
