@@ -7,7 +7,7 @@ machines.
     python3 tests/bench/mpi_speed.py build/nextword [--corpus TEXT] [--rounds 3] [--steps 30]
         [--old OLD_NEXTWORD]
 
-"1 process, 2 threads" is 2 worker threads (train --threads, issue 24); with
+"1 process, 2 threads" is 2 worker threads (train --threads); with
 --old, a build from before them runs "1 process, 2 threads" too (OpenBLAS's
 two threads then), in the same rounds.
 

@@ -523,7 +523,7 @@ class TrainAndEval(unittest.TestCase):
         self.assertNotEqual(first, read(os.path.join(out, "weights.json")))
 
     def test_ctrl_c_saves_and_resume_reaches_the_uninterrupted_weights(self):
-        """Ctrl-C (SIGINT), and SIGTERM and SIGHUP alike (issue 16)."""
+        """Ctrl-C (SIGINT), and SIGTERM and SIGHUP alike."""
         steps = ["--steps", "1500", "--log-every", "1", "--checkpoint-every", "0"]
         whole, r = self.train(*steps)
         self.assertEqual(r.returncode, 0, r.stderr)
