@@ -93,7 +93,8 @@ TEST_CASE("a missing or damaged checkpoint is refused, naming the file and field
              Catch::StartsWith(file + ": not a valid checkpoint: "));
 }
 
-TEST_CASE("a checkpoint written before the newer training options resumes with their defaults", "[train]") {
+TEST_CASE("a checkpoint written before the newer training options resumes with their defaults",
+          "[train]") {
   const TinyText text;
   TrainOptions o = tiny_options(text.path, text.dir + "/old");
   o.steps = 3;
