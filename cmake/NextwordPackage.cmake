@@ -1,4 +1,4 @@
-# The Debian binary package (issue 38): `cpack -G DEB` in the build folder
+# The Debian binary package: `cpack -G DEB` in the build folder
 # writes nextword_VERSION_ARCH.deb from the same install rules as
 # `cmake --install` (the binary, the man page, the bash completion, the
 # shipped models, the copyright and changelog below), its Depends computed by

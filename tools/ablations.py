@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The default model's ablation table (issue 24): short `nextword train` runs
+"""The default model's ablation table: short `nextword train` runs
 at equal budgets, one change each, scored on one development split.
 
     python3 tools/ablations.py build/nextword [--steps 2500] [--only NAME,...]
@@ -33,7 +33,7 @@ REPO = os.path.normpath(os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "bench"))
 from compare_presage import split_continuation  # noqa: E402  (tools/dev_split.sh)
 
-# Today's default recipe (data/stories/train.sh before issue 24), the base row.
+# Today's default recipe (data/stories/train.sh before the modern options), the base row.
 BASE = ["--vocab-size", "4096", "--d-model", "128", "--layers", "4", "--heads", "4",
         "--d-ff", "512", "--context", "64", "--batch", "32", "--warmup", "300",
         "--lr", "2e-3", "--min-lr", "1e-4", "--weight-decay", "0.1", "--dropout", "0.2",
@@ -130,7 +130,7 @@ def main():
     print("split: continuation lines 1..%d trained on, the rest is dev.txt; %d steps a run"
           % (cut, args.steps), file=sys.stderr)
     if ("old-default", 0) not in done:
-        # The default model before issue 24, kept as a fixture since data/stories was replaced.
+        # The default model before the modern options, kept as a fixture since data/stories was replaced.
         e = evaluate(nextword, os.path.join(REPO, "tests", "fixtures", "previous-default"), dev)
         row = {"name": "old-default", "steps": 0, "what": "the previous default model (50 min)",
                "eval": e, "seconds": 3016}

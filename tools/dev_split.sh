@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The development split of the TinyStories continuation file on which the next
-# default model is chosen (issue 24), the one rule that tools/ablations.py,
+# default model is chosen, the one rule that tools/ablations.py,
 # tests/bench/compare_presage.py and tests/bench/model_speed.py use. It lies
 # inside the part the shipped default model held out (data/stories/train.sh
 # cuts at line 20,500), so neither has seen it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The English model's ablations (issue 35): short `nextword train` runs on a
+"""The English model's ablations: short `nextword train` runs on a
 share of the cleaned Wikipedia text, one change each, at equal steps and
 tokens, scored on the development split by `eval --wikitext` (perplexity per
 word with out-of-vocabulary words spelled, top-1, top-5, words outside the
@@ -55,7 +55,7 @@ VARIANTS = [
                                     "--d-ff", "512"]),
     ("v64k-ctx256", "context 256, batch 8", BASE + SHAPE + ["--context", "256", "--batch", "8"]),
     ("v64k-dropout0.1", "dropout 0.1", BASE + SHAPE + ["--dropout", "0.1"]),
-    # Issue 49's recipe options, each alone against v64k.
+    # The retrained model's recipe options, each alone against v64k.
     ("v64k-relu2", "squared ReLU, d_ff 768 (SwiGLU's parameters)",
      BASE + ["--d-model", "192", "--layers", "4", "--heads", "6", "--d-ff", "768",
              "--activation", "relu2"]),

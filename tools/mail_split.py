@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The development split of the public mail that `nextword adapt` was
-measured on (README, "Your own writing"; data/english/ablations.md).
+measured on (docs/usage.md, "Your own writing"; data/english/ablations.md).
 
     python3 tools/mail_split.py ../shared/corpus/mail-spamassassin-ham.txt OUT_DIR
 

@@ -11,10 +11,10 @@
 #
 #   data/english/train.sh [BINARY] [OUTPUT_DIR]
 #
-# Issue 49's run continues issue 35's model (commit 0dd1e65's data/english,
+# This run continues the first English model (commit 0dd1e65's data/english,
 # taken from git into SCRATCH/issue35) with its vocabulary, on the same text
 # in a fresh order (--shuffle, seed 2), warmup-stable-decay at a learning
-# rate that does not undo it (2e-3, issue 35's peak, cost 0.25 nats in 400
+# rate that does not undo it (2e-3, the first model's peak, cost 0.25 nats in 400
 # steps; 5e-4 none: data/english/ablations.md), then builds the memory
 # (`nextword memory`, the whole text) and fits its weights on the
 # development split.
@@ -22,7 +22,7 @@
 # The run writes a checkpoint every 500 steps into OUTPUT_DIR (keep it
 # outside the repository): after an interruption, the same command with
 # RESUME=1 and the same SCRATCH and OUTPUT_DIR continues it (STEPS moves its
-# end). Were the checkpoint lost, the run starts again from issue 35's model.
+# end). Were the checkpoint lost, the run starts again from the first model.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -45,8 +45,8 @@ if [ ! -f "$scratch/split/train.txt" ]; then
   python3 "$repo/tools/wiki_split.py" "$scratch/clean.txt" "$scratch/split"
 fi
 
-# The recipe (data/english/ablations.md says how it was chosen): issue 35's
-# shape, from its weights.
+# The recipe (data/english/ablations.md says how it was chosen): the first
+# model's shape, from its weights.
 init="$scratch/issue35"
 if [ ! -f "$init/vocab.json" ]; then
   mkdir -p "$init"

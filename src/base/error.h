@@ -1,4 +1,4 @@
-// Errors that reach the user, each with the exit code documented in README.md.
+// Errors that reach the user, each with the exit code documented in docs/usage.md.
 //
 // The engine reports every problem as an nextword::Error so that the front end
 // can print exactly one line on stderr and exit with a code a script can test.

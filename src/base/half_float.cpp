@@ -16,8 +16,9 @@ uint16_t load(const char* bytes, size_t i) {
 void store(char* bytes, size_t i, uint16_t h) { std::memcpy(bytes + 2 * i, &h, 2); }
 
 // One pass widens and tests (a value's exponent bits all set: inf or NaN),
-// in vector code: a separate finite check of the widened floats read the
-// layers' 15 MB a second time at every start. Inlined into each clone below.
+// in vector code: a separate finite check of the widened floats would read
+// every layer's weights a second time at every start. Inlined into each
+// clone below.
 template <bool kBf16>
 [[gnu::always_inline]] inline bool widen(const char* bytes, size_t n, float* out) {
   constexpr uint16_t kExponent = kBf16 ? 0x7f80u : 0x7c00u;

@@ -18,12 +18,10 @@ bool split_rows = false;
 //  - libgomp's threads spin for 300,000 rounds after each parallel loop
 //    before they sleep. When the cores are busy (other processes, or
 //    OpenBLAS's threads in training) the spinning thread holds a core that
-//    the thread it waits for needs. On 2 cores, a 500-phrase stream among six
-//    busy processes took 3.0-4.8 s at 300,000 rounds, 1.2-1.3 s at 30,000,
-//    0.9-1.0 s at 10,000 and 0.7-1.0 s at 1,000; on an idle machine a batch
-//    of 16 x 64 tokens took 11.9, 12.3 and 13.6 ms at 30,000, 10,000 and
-//    1,000 rounds (11.9 at 300,000). 10,000 gives up little of either.
-//    Training ran at 4,700 tokens/s with the default, 8,700 with a short spin.
+//    the thread it waits for needs. A short spin makes a busy machine's
+//    streams and training much faster, and a shorter one still costs an
+//    idle machine's batches more than it gains: 10,000 rounds gives up
+//    little of either.
 __attribute__((constructor(101))) void tune_thread_pools() {
   setenv("OPENBLAS_NUM_THREADS", "1", 0);
   if (std::getenv("GOMP_SPINCOUNT") == nullptr && std::getenv("OMP_WAIT_POLICY") == nullptr) {

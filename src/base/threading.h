@@ -5,8 +5,8 @@
 //   kRows: OpenBLAS runs single-threaded and OpenMP threads split the rows of
 //          each large product, so one pool of threads runs the products,
 //          attention and the element loops, with no hand-over between two
-//          pools that spin on the same cores (prediction: 1.4x the GFLOPS of
-//          kBlas on a batch of 64 x 64 tokens on 2 cores; `nextword bench`).
+//          pools that spin on the same cores (prediction's batches run
+//          faster than under kBlas).
 //          Products run in calls of a fixed number of rows (math/layers.cpp),
 //          so each row's result does not depend on the rows beside it: the
 //          policy of everything that prints results, and the default.

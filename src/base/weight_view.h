@@ -3,8 +3,8 @@
 //
 // The products of prediction (math/row_products.h) read the halves and
 // widen them in registers: half the bytes of every weight to read, and
-// nothing widened at load (on the English model that widening was a third
-// of a one-phrase process). Everything else that reads the tensor (a norm,
+// nothing widened at load (widening a large model at every start would be
+// a large share of a one-phrase process). Everything else that reads the tensor (a norm,
 // a bias, the lens, training) reads floats: converting a view to
 // `const float*` widens the whole tensor first, once (a Widening, which the
 // weights own), so a reader that was written for floats stays correct.

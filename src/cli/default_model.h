@@ -10,8 +10,8 @@ namespace nextword::cli {
 // The model used when no --model is given: the installed model of this name.
 inline constexpr const char* kDefaultModel = "english";
 
-// The directories searched for a model's name, in order (README, "Models by
-// name"): each directory of $NEXTWORD_MODELS (colon-separated), then
+// The directories searched for a model's name, in order (docs/usage.md,
+// "Models by name"): each directory of $NEXTWORD_MODELS (colon-separated), then
 // $XDG_DATA_HOME/nextword/models (~/.local/share/nextword/models when
 // XDG_DATA_HOME is unset), then the installed models <prefix>/share/nextword/
 // models for a binary in <prefix>/bin, else data/ of the source tree this

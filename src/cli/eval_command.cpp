@@ -216,7 +216,7 @@ struct EvalCommand {
     return 0;
   }
 
-  // Where the loss goes, one band a row: README, "eval --wikitext".
+  // Where the loss goes, one band a row: docs/models.md, "eval --wikitext".
   static nlohmann::ordered_json bands_json(const WikitextEvalResult& r) {
     nlohmann::ordered_json bands = nlohmann::ordered_json::array();
     for (const LossBand& b : r.bands) {

@@ -4,7 +4,7 @@
 // Once caught, the process is asked to stop rather than killed: `train`
 // finishes its step and saves, a stream of records finishes the batch in
 // progress and reads no further, so every record written is whole. The exit
-// status is then 130 (README, "Errors and exit codes"). A second signal of
+// status is then 130 (docs/usage.md, "Errors and exit codes"). A second signal of
 // the same kind stops the process at once.
 #pragma once
 

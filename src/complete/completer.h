@@ -1,5 +1,6 @@
 // Predictive text entry: suggestions for the word being typed, or for the
-// next word, from everything typed so far (README, "Predictive text").
+// next word, from everything typed so far (docs/usage.md, "Every command
+// and its options", complete and --learn).
 //
 // The transformer scores the context (the text before the word being typed)
 // once per word: keystrokes inside a word only filter and re-rank what that
@@ -39,7 +40,8 @@ struct CompleteOptions {
   bool no_repeat = false;  // a word offered for the word being typed is not offered again
                            // (in the same spelling: "that's" does not hide "that’s")
   bool learn = false;      // interpolate the caches of the writer's words
-  // With learn; tuned on held-out text (tools/tune_learn.py; README):
+  // With learn; tuned on held-out text (tools/tune_learn.py;
+  // docs/usage.md, "Every command and its options"):
   // the word cache's weight lambda, and how much a use counts less for each
   // word written after it; the context cache's weight mu, its sharpness
   // theta and how many uses it keeps (complete/context_cache.h); the
@@ -101,8 +103,8 @@ class Completer {
   // the vocabulary the writer has used, or a word only the writer has used.
   // (The lexicon's other words are offered from the index, never copied.)
   // Candidates [0, lexicon_begin_) are the vocabulary's words offered, read
-  // from the vocabulary and the index when asked for (a copy of each was a
-  // quarter of `complete` as a process); the rest are outside_.
+  // from the vocabulary and the index when asked for (copying each would be
+  // a large share of `complete` as a process); the rest are outside_.
   struct Candidate {
     std::string_view word;  // as the model or lexicon spells it
     std::string_view key;   // folded, for matching (text/words.h)

@@ -48,7 +48,7 @@ void Completer::rank_context(std::string_view tail) {
     logits_[i] = temperature == 1 ? logits[i] : static_cast<float>(logits[i] / temperature);
   }
   // The mixture in parts has its own normalizer (parts_); without a memory
-  // the softmax's, exactly as before there were memories.
+  // the softmax's, so a model without one ranks as the softmax alone does.
   log_normalizer_ = logits_.empty() || mixed_parts_
                         ? 0
                         : log_sum_exp(logits_.data(), static_cast<int>(logits_.size()));

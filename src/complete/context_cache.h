@@ -1,7 +1,8 @@
 // The contexts a writer's words followed, as the model saw them: the
 // continuous cache of Grave, Joulin and Usunier ("Improving Neural Language
 // Models with a Continuous Cache", ICLR 2017), which `--learn` interpolates
-// with the transformer and the word cache (README, "Predictive text"):
+// with the transformer and the word cache (docs/usage.md, "Every command
+// and its options", --learn):
 //
 //   p_context(w | h) = sum over uses i of w of e^(theta cos(h, h_i))
 //                      / sum over all uses i of e^(theta cos(h, h_i))

@@ -1,5 +1,6 @@
 // The words a writer has used, most recent weighing most: the cache that
-// `--learn` interpolates with the transformer (README, "Predictive text").
+// `--learn` interpolates with the transformer (docs/usage.md, "Every command
+// and its options").
 //
 //   p_cache(w) = sum over w's uses of decay^age / sum over all uses of decay^age
 //

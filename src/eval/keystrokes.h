@@ -1,5 +1,6 @@
 // Keystroke savings: a person typing a text with a completer's suggestions
-// (README, "Keystroke savings"; presage's measure).
+// (`eval --ksr`, presage's measure; docs/usage.md, "Your own writing", has
+// figures).
 //
 // The text is split on whitespace into tokens, each leading punctuation +
 // a word + trailing punctuation (the word runs from the token's first to its

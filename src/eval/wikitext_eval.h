@@ -1,35 +1,6 @@
 // `nextword eval --wikitext`: the WikiText-103 measure, comparable with the
-// published tables (README, "eval --wikitext"; eval/wikitext.h reads the file).
-//
-// Every scored model token t of a document is predicted from the tokens
-// before it, in windows of max_len L tokens that advance by S = L/2 (at
-// least 1): the first window, from the document's start, scores its every
-// target; each later one, starting S tokens after the one before, scores
-// only its last S targets. So target t gets the t tokens before it when
-// t <= L, else the last t - s of them, s = S ceil((t - L) / S), between
-// L - S + 1 and L. A model that is not causal reads a window per target,
-// its L tokens before it. Each document starts with the model's bos token;
-// a model without one reads the documents back to back (the file's first
-// token, with nothing before it, gets p = 1/V).
-//
-// A scored token outside the vocabulary gets ln p(unk_token | context) +
-// ln q(word), with q of UnknownWords (predict/unknown_words.h). With the continuous cache of
-// Grave, Joulin and Usunier (2017), over the scored positions already read
-// in the same document,
-//
-//   p(w) = (1 - lambda_c) p_model(w) + lambda_c p_cache(w)
-//
-// p_cache from complete/context_cache.h over the last cache_size positions:
-// the final-norm context vector at each and the word that followed it, a
-// word outside the vocabulary keyed by its spelling (its p_model is
-// p(unk) q(w)). While the cache is empty (a document's first word) p is
-// p_model. Top-1 and top-5 rank the vocabulary's words (never unk or bos) by
-// p, and with the cache the words outside the vocabulary it gives
-// lambda_c p_cache > 0; otherwise a word outside the vocabulary is a miss.
-//
-// The figures depend on neither the thread count nor the batching: each
-// forward pass runs under Threading::kRows (math/ computes each row alone),
-// the positions are summed in text order.
+// published tables, in windows of max_len tokens half a window apart
+// (eval/wikitext.h reads the file). See docs/models.md, "eval --wikitext".
 #pragma once
 
 #include <cstddef>

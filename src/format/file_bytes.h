@@ -17,7 +17,7 @@
 namespace nextword {
 
 struct FileLimits {
-  size_t most_bytes;  // refused above this (README, "Errors and exit codes")
+  size_t most_bytes;  // refused above this (docs/usage.md, "Errors and exit codes")
   const char* kind;   // what the file is, for the message ("a vocab.json")
   // Called on the first bytes of a file that is not mapped (at least 64 KiB,
   // or all of it when shorter), before the rest is read: throws model_error

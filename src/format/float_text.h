@@ -2,7 +2,8 @@
 //
 // The loader reads millions of numbers; going through nlohmann's DOM (a
 // double per number, then static_cast<float>) is several times slower and
-// takes ~17x the memory of the floats (see `nextword bench`). These readers
+// takes many times the memory of the floats (`nextword bench` measures
+// both). These readers
 // take the numbers straight from the text into float32 storage.
 //
 // Guarantee: every number becomes the float32 nearest to its decimal value

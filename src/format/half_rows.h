@@ -4,13 +4,14 @@
 // A prediction on a model with an adaptive softmax and a tied classifier
 // reads of its embedding [V, d] only the head's rows and the rows of the
 // words in its context: on the English model 4,096 and a few of 65,536.
-// Widening all of it at every start cost a third of a one-phrase process
-// (50 MB of fresh memory, page by page). Here the head's rows are widened
+// Widening all of it at every start would fault in fresh memory for all of
+// it, page by page, a large share of a one-phrase process. Here the head's rows are widened
 // at load and every other row when something asks for it; whole-tensor
 // readers (writers, training) ask for all of it first (Weights::data).
 //
 // A row's halves are checked finite when it is widened, not at load: the
-// check of all 25 MB cost a fifth of a one-phrase process. So a NaN or inf
+// check of the whole tensor would be a large share of a one-phrase
+// process. So a NaN or inf
 // in a row past the head is refused at the first pass that reads the row
 // (an Error naming the file, the tensor and the element, as at load), and
 // at load only when it is in the head.

@@ -3,8 +3,8 @@
 // Objects are split into their members; every other value is kept as its
 // text. The weights loader uses it to find each tensor, whose numbers
 // float_text.h then reads straight into float32 storage: building nlohmann's
-// DOM of millions of numbers is several times slower and takes ~17x the
-// memory of the floats (see `nextword bench`). Small values (the config, a
+// DOM of millions of numbers is several times slower and takes many times
+// the memory of the floats (`nextword bench` measures both). Small values (the config, a
 // shape) are still handed to nlohmann, from their text.
 #pragma once
 
@@ -59,7 +59,7 @@ std::optional<std::string> first_duplicate(const Node& node);
 // Small JSON text (a config, a header, a vocabulary) parsed by nlohmann;
 // throws model_error(file, field, ...) with nlohmann's reason and the byte
 // offset, for text that is not JSON and for numbers beyond double's range.
-// Text longer than max_bytes is refused unparsed: a DOM takes ~17 times the
+// Text longer than max_bytes is refused unparsed: a DOM takes many times the
 // text's size, and a hostile file must not take the machine's memory.
 constexpr size_t kMaxSmallJson = size_t{64} << 20;
 nlohmann::json parse_small(std::string_view text, const std::string& file, const std::string& field,

@@ -2,7 +2,7 @@
 // TransformerLens's ActivationCache for one sequence (hook_embed,
 // blocks.L.attn.hook_q, ...; layers counted from 0 there), so that what a
 // reader of TransformerLens knows finds its value here. The table of names is
-// README's "nextword trace".
+// trace.cpp's, each with its shape and formula, as `nextword trace` prints it.
 #pragma once
 
 #include <string>

@@ -28,7 +28,7 @@ namespace {
 // What the kernels' innermost loops call, the instruction sets' vector
 // operations included: always inlined and, like those loops, outside the
 // sanitizers (clang inlines nothing instrumented into a function that is not:
-// each fma was a call in the sanitizer build).
+// each fma would be a call in the sanitizer build).
 #define NEXTWORD_VECTOR_OP [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline
 
 // math/layers.h's area(), again: an inline function of another header, built
@@ -92,7 +92,8 @@ template <class S, int R, int W, bool Masked, class T>
 // Rows [0, R) of C = A B, columns [0, n) with n < W kLanes: one block of as
 // many vectors as they need, the last one masked when n is not whole
 // vectors, so that their chains of sums run side by side (one vector at a
-// time, a row's chain waited on each fma's latency: 0.7x the plain loops).
+// time, a row's chain would wait on each fma's latency, slower than the
+// plain loops).
 template <class S, int R, int W, class T>
 NEXTWORD_HOT_LOOP void nn_rest(int n, int K, const float* A, int lda, const T* B, int ldb, float* C,
                                int ldc) {

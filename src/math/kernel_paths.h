@@ -17,7 +17,7 @@
 
 // The sanitizer build leaves the product loops, nearly all of a prediction's
 // work, out of AddressSanitizer's and UndefinedBehaviorSanitizer's checks:
-// instrumented, they made the split tests of that build 15 times slower.
+// instrumented, they make the split tests of that build many times slower.
 // Their bounds are those of the products above them, which the rest of the
 // build checks.
 #if defined(__clang__)

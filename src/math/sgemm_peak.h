@@ -5,9 +5,9 @@
 //
 // It runs OpenBLAS's sgemm on the forward pass's own threads (Threading::kRows:
 // the rows split over OpenMP's threads, OpenBLAS single-threaded), which reach
-// the peak of OpenBLAS's own threads. OpenBLAS's threads would keep spinning for ~0.1 s after each
-// product, and a batch timed in turns with them lost a core to them: half of
-// the bench processes measured it at one core's speed.
+// the peak of OpenBLAS's own threads. OpenBLAS's own threads keep spinning
+// for a while after each product, and a batch timed in turns with them
+// would lose a core to them.
 #pragma once
 
 #include <vector>

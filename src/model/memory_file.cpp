@@ -63,9 +63,9 @@ MemoryLayout memory_layout(const MemoryHeader& h) {
 
 uint64_t memory_vocab_hash(const Vocabulary& vocab) {
   // The words and their newlines as one text, hashed eight bytes a step (a
-  // multiply a byte took a millisecond of every start) through a buffer of
-  // at most 64 KiB (the whole text, grown, cost a tenth of a phrase's page
-  // faults).
+  // multiply a byte is slow enough to show at every start) through a buffer
+  // of at most 64 KiB (the whole text, grown, would add page faults to every
+  // phrase).
   uint64_t hash = 14695981039346656037ull;
   std::string text;
   const auto hash_whole_steps = [&] {

@@ -199,7 +199,8 @@ class Memory {
   }
   // find's weights, each large context's sum from a small cache per thread
   // (a frequent context is looked up again and again; summing its tens of
-  // thousands of successors each time made a lookup 30 times KenLM's).
+  // thousands of successors each time would make a lookup far slower than
+  // KenLM's).
   void weigh(MemoryContext& context) const;
   // Visits order k's entries [begin, end) as visit(word, share) and returns
   // the sum of their shares (in eight running sums added in a fixed order),

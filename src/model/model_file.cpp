@@ -23,8 +23,8 @@ using nlohmann::json;
 // writes), checked as strictly as json_scan checks (no control character,
 // UTF-8, nothing after the array); else nullopt, for json_scan and
 // nlohmann's DOM to read and to name what is wrong. The scanner, then a DOM,
-// were a fifth of a one-phrase process on a 65,536-word vocabulary; this
-// reads each byte once.
+// would be a large share of a one-phrase process on a large vocabulary;
+// this reads each byte once.
 std::optional<Vocabulary::Packed> plain_words(std::string_view text) {
   const char* p = text.data();
   const char* const end = p + text.size();

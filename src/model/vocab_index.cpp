@@ -53,7 +53,7 @@ std::optional<Vocabulary> vocabulary_of(std::shared_ptr<const FileBytes> file,
   const auto* ids = reinterpret_cast<const int32_t*>(p + kHeaderBytes + 4 * uint64_t{words});
   const std::string_view chars(p + kHeaderBytes + 4 * (uint64_t{words} + slots), chars_bytes);
   // Checks without a branch a word, vectorized: a table slot's id is -1 or
-  // an id and what it holds was a coin toss for the branch predictor.
+  // an id and what it holds is a coin toss for the branch predictor.
   bool ends_out_of_order = ends[words - 1] != chars_bytes;
   for (uint32_t i = 1; i < words; ++i) ends_out_of_order |= ends[i] < ends[i - 1];
   if (ends_out_of_order) {

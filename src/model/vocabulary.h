@@ -64,8 +64,8 @@ class Vocabulary {
   // What the views below point into: the packed words and their table, or a
   // mapped vocab.bin (no copy at load).
   std::shared_ptr<const void> owner_;
-  // The words end to end, not a string each: reading a 65,536-word
-  // vocabulary made as many strings, a tenth of a one-phrase process.
+  // The words end to end, not a string each: a string a word would make
+  // loading a large vocabulary a visible share of a one-phrase process.
   std::string_view chars_;
   std::span<const uint32_t> ends_;
   // Open addressing (linear probing) over ids, -1 for an empty slot, at

@@ -139,7 +139,7 @@ class Weights {
   // LayerWeights::w_qkv (b_qkv), for one QKV product instead of three. Worth
   // it under Threading::kBlas only (training's teacher): under kRows each
   // product element is the same sum either way, and prediction would pay for
-  // the copy (1.8 MB on the default model) in every process.
+  // the copy in every process.
   void fuse_qkv(const Config& config);
 
   WeightView embedding;                 // E [V, d]

@@ -176,8 +176,8 @@ class TensorReader {
   const json_scan::Progress& progress_;
 };
 
-// Reads one tensor, or throws its fault. Faults come in the order of the
-// DOM reader this replaced: a tensor too large to show where, then a
+// Reads one tensor, or throws its fault. Faults come in the order a DOM
+// reader would give them: a tensor too large to show where, then a
 // number beyond double's range anywhere in it (nlohmann's message), then the
 // first broken rule.
 void read_tensor(const Node& tensor, const TensorSpec& spec, float* out,

@@ -1,5 +1,5 @@
-// `nextword serve`: the JSON API and the live page over HTTP (README,
-// "Serve"). One thread runs every connection (Boost.Beast on Asio: a slow
+// `nextword serve`: the JSON API and the live page over HTTP (docs/serving.md,
+// "nextword serve"). One thread runs every connection (Boost.Beast on Asio: a slow
 // client costs a socket, not a thread); `threads` workers, each with its own
 // run state over the one mapped model, answer the calls, batching those of
 // one kind that wait together.

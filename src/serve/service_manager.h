@@ -1,5 +1,5 @@
-// `nextword serve` under a service manager (systemd; README, "Run the server
-// as a service"): the listening socket it hands over when it listens for
+// `nextword serve` under a service manager (systemd; docs/serving.md, "Run the
+// server as a service"): the listening socket it hands over when it listens for
 // the server (socket activation, nextword.socket), and the readiness and
 // stopping it is told of (Type=notify). Outside systemd none of this does
 // anything.

@@ -1,5 +1,5 @@
 // Data-parallel training across processes: the ranks of an `mpirun -np R
-// nextword train` job and the one collective a training step needs (README,
+// nextword train` job and the one collective a training step needs (docs/models.md,
 // "Data-parallel training with MPI").
 //
 // MPI stays inside data_parallel.cpp. Built without NEXTWORD_MPI, or started

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measures of README's "Your own writing": `nextword adapt` of the
+# The measures of docs/usage.md's "Your own writing": `nextword adapt` of the
 # English model to the public mail, against the English model as shipped
 # and against presage with a trigram database of the same mail.
 #

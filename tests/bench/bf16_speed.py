@@ -7,7 +7,7 @@ TinyStories: tokens/s in alternating rounds, then a loss curve of each over
     python3 tests/bench/bf16_speed.py build/nextword [--corpus TEXT] [--rounds 3]
         [--steps 30] [--curve-steps 1000] [--threads 2] [--old OLD_NEXTWORD]
 
-With --old, a build from before issue 24 (OpenBLAS's threads) runs the float32
+With --old, a build from before training's own worker threads (OpenBLAS's threads) runs the float32
 speed rounds too, the base of "today's tokens/s".
 """
 import argparse
@@ -45,7 +45,7 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--curve-steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--old", help="a build from before issue 24")
+    parser.add_argument("--old", help="a build from before training's own worker threads")
     args = parser.parse_args()
     nextword = os.path.abspath(args.nextword)
     scratch = tempfile.mkdtemp()

@@ -5,7 +5,7 @@
         [--model data/stories] [--threads 2] [--phrases 2000] [--rounds 5] [--json OUT]
         [--score TEXT_FILE]
 
-For a redesign that must not change speed (issue 12): both binaries read the
+For a redesign that must not change speed: both binaries read the
 same model and phrases, and every figure is taken in alternating rounds
 (old, new, old, new, ...) so that the noise of a shared machine falls on both
 alike. Reported, each as old, new and new/old of the medians:
@@ -19,7 +19,7 @@ alike. Reported, each as old, new and new/old of the medians:
   - peak memory (max RSS) predicting the stream.
 
 Both must print the same predictions for the stream, probabilities within
-1e-4 (the last bits may differ between kernel families, issue 37); the
+1e-4 (the last bits may differ between kernel families); the
 script stops if not.
 """
 import argparse
@@ -62,7 +62,7 @@ def bench(nextword, model, threads):
 def same_predictions(old, new, tolerance=1e-4):
     """Whether two `predict -f tsv` streams agree: the same lines, and at each
     rank the same probability within `tolerance` (a kernel family's last bits
-    may change, issue 37), the words the same unless their probabilities are
+    may change between kernel families), the words the same unless their probabilities are
     that close (a near tie may swap)."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
     if len(old_lines) != len(new_lines):

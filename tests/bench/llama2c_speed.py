@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""nextword against llama2.c's run.c on llama2.c's own model, side by side
-(issue 36): tokens per second of greedy generation from "Once upon a time",
+"""nextword against llama2.c's run.c on llama2.c's own model, side by
+side: tokens per second of greedy generation from "Once upon a time",
 256 positions, single-threaded, the same output.
 
     python3 tests/bench/llama2c_speed.py RUN_C [--nextword build/nextword]

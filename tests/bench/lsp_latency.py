@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Latency of `nextword lsp` through stdio, against issue 26's goals.
+"""Latency of `nextword lsp` through stdio, against the goals set for it.
 
     python3 tests/bench/lsp_latency.py NEXTWORD MODEL_DIR [--text FILE]
         [--init-runs 10] [--chars 600] [--edits 400] [--encoding utf-16]
@@ -311,7 +311,7 @@ def main(argv=None):
         out = sys.stderr if args.json == "-" else sys.stdout
         print("nextword lsp latency (%s; text: %s)\n" % (" ".join(argv_of(args)), source), file=out)
         print(report(r), file=out)
-        print("\ngoals (issue 26): initialize %s, completion %s, edit %s"
+        print("\ngoals: initialize %s, completion %s, edit %s"
               % tuple("holds" if goals[k] else "MISSED" for k in ("initialize", "completion", "edit")),
               file=out)
         if args.json:

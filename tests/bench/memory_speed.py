@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The memory's cost, side by side: one model on one binary with its memory
-(the default) and with `--no-memory`, issue 49's three speed figures.
+(the default) and with `--no-memory`, the three speed figures it must meet.
 
     python3 tests/bench/memory_speed.py build/nextword MODEL_DIR
         [--wikitext ../shared/corpus/wikitext103-valid.tokens] [--words 500]
@@ -37,7 +37,7 @@ from compare_presage import first_words, wikitext_text  # noqa: E402
 from compare_torch import machine, timed  # noqa: E402
 
 PHRASE = "The capital of France is"
-GOAL = 1.10  # issue 49: each within 10% of --no-memory
+GOAL = 1.10  # each within 10% of --no-memory
 
 
 def main():

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Two models side by side with one binary: the speed goals of a new default
-model (issue 24) against the model it replaces.
+model against the model it replaces.
 
     python3 tests/bench/model_speed.py build/nextword OLD_MODEL_DIR NEW_MODEL_DIR
         [--old-nextword OLD_BINARY] [--text FILE] [--words 2000] [--rounds 5] [--json OUT]
@@ -26,7 +26,7 @@ new binary as well, so both comparisons show.
   - `score -f tsv --document` of the first 300 of those words as a whole
     process: words/s (before, this scored the text's path as a line).
 
-The goals (issue 24) are printed with the figures: one phrase no slower than
+The goals are printed with the figures: one phrase no slower than
 the old model (on --old-nextword when given), generate at least 1,000 words/s, p90 per keystroke at most
 1 ms.
 """

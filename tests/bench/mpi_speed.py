@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Data-parallel training speed: 1 process against `mpirun -np 2`, one thread
 per rank, on the default model's shape, side by side in one run; then the
-allreduce of that model's gradients alone, and README's cost model for N
+allreduce of that model's gradients alone, and docs/models.md's cost model for N
 machines.
 
     python3 tests/bench/mpi_speed.py build/nextword [--corpus TEXT] [--rounds 3] [--steps 30]
         [--old OLD_NEXTWORD]
 
-"1 process, 2 threads" is 2 worker threads (train --threads, issue 24); with
+"1 process, 2 threads" is 2 worker threads (train --threads); with
 --old, a build from before them runs "1 process, 2 threads" too (OpenBLAS's
 two threads then), in the same rounds.
 

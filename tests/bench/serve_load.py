@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`nextword serve` under load against the command line's stdin stream:
-the speed goals of the HTTP front end (issue 25), on one model and the same
+the speed goals of the HTTP front end, on one model and the same
 phrases.
 
     python3 tests/bench/serve_load.py [--nextword build/nextword] [--model data/stories]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two builds side by side on both shipped models: issue 50's figures, what a
+"""Two builds side by side on both shipped models: the start-up figures, what a
 person meets first (start-up, `complete`, one phrase, `generate`, `lsp`).
 
     python3 tests/bench/start_speed.py OLD_NEXTWORD NEW_NEXTWORD
@@ -23,7 +23,7 @@ falls on both alike, and reported as old, new and new/old of the medians:
     the first suggestion bar holding the prefix's best word, ms.
 
 Each command must print the same thing on both builds (generate: the same
-words); the script stops if not. The goals of issue 50 are printed beside
+words); the script stops if not. The start-up goals are printed beside
 the English model's figures.
 """
 import argparse
@@ -48,7 +48,7 @@ PREFIX = "the end of the Second Wo"
 GENERATE_FROM = "the history of the"
 GENERATED = 200
 
-# Issue 50's goals for the English model: figure -> (bound, "max" or "min").
+# The start-up goals for the English model: figure -> (bound, "max" or "min").
 GOALS = {
     "--version ms": (2.0, "max"),
     "predict ms": (15.0, "max"),

@@ -37,7 +37,7 @@ from devtools import Browser, chromium_or_skip, console_errors, requested
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZERO_LAYERS = os.path.join(HERE, "..", "fixtures", "parity",
                            "28-L0-h1-dk3-dv6-ff0-lear-laye-res-bidir-ssqrt-untied-bos")
-# Rotary positions, rmsnorm and swiglu together (issue 24's options).
+# Rotary positions, rmsnorm and swiglu together (the modern options).
 LLAMA_STYLE = os.path.join(HERE, "..", "fixtures", "parity",
                            "43-L3-h3-dk4-dv6-ff16s-rope-rmsn-res-causal-snone-tied")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`nextword adapt` (README, "Your own writing"): the English model adapted
+"""`nextword adapt` (docs/usage.md, "Your own writing"): the English model adapted
 to a slice of the public mail corpus is a model like any other (predict,
 score, complete and `models` take it by name), much better on mail it has
 not seen than its base, and written whole or not at all: every bad input is
@@ -28,7 +28,7 @@ CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".
 
 def mail_samples():
     """Two disjoint samples of the mail by message (by the message's sha256,
-    as README's development split is made): 131 messages (about 19,000
+    as tools/mail_split.py's development split is made): 131 messages (about 19,000
     words) to adapt on, and 40 others to measure on."""
     with open(os.path.join(CORPUS, "mail-spamassassin-ham.txt"), encoding="utf-8") as f:
         documents = [d.strip() for d in f.read().split("<|endoftext|>\n") if d.strip()]
@@ -117,7 +117,7 @@ class Adapt(unittest.TestCase):
     def test_better_on_unseen_mail(self):
         """eval on 40 messages it never read: the adapted model's perplexity
         well under the base's (1,251 against 1,679 when this was written,
-        from a text of 19,000 words; the whole mail does far better: README)."""
+        from a text of 19,000 words; the whole mail does far better: docs/usage.md)."""
         scores = {}
         for name in ("english", "mine"):
             r = run("eval", self.held, "-m", name, "-f", "json", env=self.env)

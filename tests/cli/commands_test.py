@@ -498,7 +498,7 @@ class TrainAndEval(unittest.TestCase):
         self.assertNotEqual(first, read(os.path.join(out, "weights.json")))
 
     def test_ctrl_c_saves_and_resume_reaches_the_uninterrupted_weights(self):
-        """Ctrl-C (SIGINT), and SIGTERM and SIGHUP alike (issue 16)."""
+        """Ctrl-C (SIGINT), and SIGTERM and SIGHUP alike."""
         steps = ["--steps", "1500", "--log-every", "1", "--checkpoint-every", "0"]
         whole, r = self.train(*steps)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -559,7 +559,7 @@ WIKITEXT = (" = Apple Pie = \n \n apple banana <unk> pie kiwi apple @-@ pie kiwi
 
 
 class WikitextEval(unittest.TestCase):
-    """eval --wikitext: the WikiText-103 measure (README, "eval --wikitext")."""
+    """eval --wikitext: the WikiText-103 measure (docs/models.md, "eval --wikitext")."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
@@ -657,7 +657,7 @@ class WikitextEval(unittest.TestCase):
             self.assertEqual(len(r.stderr.strip().split("\n")), 1, r.stderr)
 
 class StridedEval(unittest.TestCase):
-    """eval and score --document in windows --stride tokens apart (README, "eval")."""
+    """eval and score --document in windows --stride tokens apart (docs/models.md, "Training on your own text")."""
 
     # Recorded with 943f99e, the build before --stride, which ran a window of
     # max_len words for every word past the first max_len: --stride 1 must

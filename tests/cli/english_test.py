@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The general-English model, data/english, as a person uses it: the default
 model, cased, natural text out, never <unk>, words completed in the writer's
-case (issue 35).
+case.
 
     python3 tests/cli/english_test.py build/nextword data
 """

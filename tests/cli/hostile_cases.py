@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The error matrix's hostile cases (issue 16): files that never end or are
+"""The error matrix's hostile cases: files that never end or are
 enormous, writes that fail (full devices, full disks, read-only places, a
 file limit), competing trainers and stop signals. Each function takes a
 scratch folder and returns (number of cases, failures); error_matrix.py
@@ -43,7 +43,7 @@ def write_corpus(path, lines=200):
 
 
 def endless_cases(tmp):
-    """Model files that never end or are enormous (issue 16): devices, pipes
+    """Model files that never end or are enormous: devices, pipes
     and sparse files are refused within seconds, while they are read, each
     with one line and exit 3; process substitution still works."""
     d = os.path.join(DATA, "stories")
@@ -131,7 +131,7 @@ def endless_cases(tmp):
 
 
 def lock_cases(tmp):
-    """One trainer per directory (issue 16): a second `train -o DIR` or
+    """One trainer per directory: a second `train -o DIR` or
     `train --resume DIR` is refused at once naming the running one's pid;
     after that one is killed with SIGKILL, its lock blocks nothing."""
     corpus, out = os.path.join(tmp, "lock.txt"), os.path.join(tmp, "locked")
@@ -258,7 +258,7 @@ def output_file_cases(tmp):
     failures, count = [], 0
     page = ["attention", "-m", fruit, "-f", "html", "banana apple", "-o"]
     # As root, a full device of our own: a binary that replaced the file it
-    # was given (as builds before issue 16 did) would replace only that.
+    # was given (as builds before the error matrix did) would replace only that.
     full = "/dev/full"
     if os.geteuid() == 0:
         try:
@@ -553,7 +553,7 @@ def train_signal_cases(tmp):
 def checkpoint_cases(tmp):
     """`train --resume DIR` of a checkpoint.json edited by hand: refused with
     exit 3 naming the file and field, before memory is allocated for it
-    (builds before issue 16 crashed on an empty vocabulary, ran a batch of
+    (builds before the error matrix crashed on an empty vocabulary, ran a batch of
     0, and ended two of these in an internal error)."""
     corpus, run_dir = os.path.join(tmp, "resume.txt"), os.path.join(tmp, "resumed")
     write_corpus(corpus)

@@ -60,7 +60,7 @@ def fruit():
 
 
 def previous_default():
-    """The default model before issue 24 (learned positions, layernorm, GELU,
+    """The default model before the modern options (learned positions, layernorm, GELU,
     d_model 128, 4 layers of 4 heads), whose trace and attribute layout the
     tests below write out by hand."""
     return os.path.join(DATA, "..", "tests", "fixtures", "previous-default")

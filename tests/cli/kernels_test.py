@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every family of product kernels this CPU runs (issue 37), forced with
+"""Every family of product kernels this CPU runs, forced with
 NEXTWORD_KERNELS (plain, avx2, avx512):
 
   - within a family, records do not depend on how the work is split: predict,

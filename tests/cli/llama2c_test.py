@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A model nobody here trained (issue 36): llama2.c's stories260K, both of
+"""A model nobody here trained: llama2.c's stories260K, both of
 its file versions, converted with its tokenizer, then run as a person runs
 nextword. The golden test: greedy `generate` from "Once upon a time" writes
 exactly what llama2.c's run.c writes (`run stories260K.bin -z tok512.bin

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory (README, "The memory"; data/FORMAT.md, memory.bin): `nextword
+"""The memory (docs/usage.md, "The memory"; data/FORMAT.md, memory.bin): `nextword
 memory` counts a slice of TinyStories for a copy of the stories model,
 fits its weights on a development text, and every command that predicts or
 scores then mixes it in; --no-memory, and a model without memory.bin, give

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Models by name (README, "Models by name"): `--model NAME` and `nextword
+"""Models by name (docs/usage.md, "Models by name"): `--model NAME` and `nextword
 models` search $NEXTWORD_MODELS (colon-separated), then
 $XDG_DATA_HOME/nextword/models (~/.local/share/nextword/models), then the
 installed models or the build's data/; the first directory of a name is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records do not depend on how the work is split (issue 15): every record of
+"""Records do not depend on how the work is split: every record of
 predict, complete, score and attention is byte-identical whatever --batch,
 --threads and the way the input is cut into processes, on the default model
 and on small models of other shapes (where OpenBLAS picks other kernels).

@@ -1,5 +1,5 @@
 """What the editor tests share: their arguments, the editor configurations
-of README's Editors section (tests/editors/nextword.lua and nextword.vim,
+of docs/editors.md (tests/editors/nextword.lua and nextword.vim,
 with the command pointed at the binary under test), running a headless
 editor's driver, and the checks on the server's answers.
 
@@ -14,7 +14,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(HERE, "..", "..", "README.md")
+EDITORS_DOC = os.path.join(HERE, "..", "..", "docs", "editors.md")
 SKIP = 77
 
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -45,21 +45,21 @@ def read(path):
 
 
 def configuration(name, default_cmd, cmd):
-    """tests/editors/NAME, the text README shows, with `default_cmd` (the
-    command as README has it) replaced by `cmd`."""
+    """tests/editors/NAME, the text docs/editors.md shows, with `default_cmd`
+    (the command as the page has it) replaced by `cmd`."""
     text = read(os.path.join(HERE, name))
     if text.count(default_cmd) != 1:
         raise Failure(f"{name} should hold {default_cmd!r} exactly once")
     return text.replace(default_cmd, cmd)
 
 
-def check_readme_shows(name):
-    """README's Editors section shows tests/editors/NAME verbatim, so the set-up
-    people copy is the one tested."""
+def check_doc_shows(name):
+    """docs/editors.md shows tests/editors/NAME verbatim, so the set-up people
+    copy is the one tested."""
     text = read(os.path.join(HERE, name))
-    if text not in read(README):
-        raise Failure(f"README.md does not show tests/editors/{name} as it is: copy the file "
-                      "into README's Editors section again")
+    if text not in read(EDITORS_DOC):
+        raise Failure(f"docs/editors.md does not show tests/editors/{name} as it is: copy the "
+                      "file into it again")
 
 
 def run_driver(editor, argv, workdir, config, timeout_ms, **env):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`nextword lsp` in Neovim (0.7.2, Debian 12's), headless: README's Neovim
+"""`nextword lsp` in Neovim (0.7.2, Debian 12's), headless: docs/editors.md's Neovim
 set-up (tests/editors/nextword.lua, its command pointed at the binary under
 test) starts the server with vim.lsp.start_client and attaches it with
 vim.lsp.buf_attach_client when a buffer's filetype becomes markdown; a Lua
@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 
-from editors_common import (Failure, arguments, check_no_items, check_readme_shows,
+from editors_common import (Failure, arguments, check_no_items, check_doc_shows,
                             check_sync_and_provider, check_time_item, configuration, run_checks,
                             run_driver, skip_unless)
 
@@ -190,12 +190,12 @@ def main():
     with tempfile.TemporaryDirectory(prefix="nextword-neovim-") as workdir:
         checks = Checks(nextword, model, workdir)
         return run_checks("neovim_test", [
-            ("Neovim runs README's set-up and the driver", checks.run_neovim),
+            ("Neovim runs docs/editors.md's set-up and the driver", checks.run_neovim),
             ("initialize: UTF-16, incremental sync, a completion provider", checks.capabilities),
             ("'once upon a ti': time first, textEdit (0,12)-(0,14)", checks.story),
             ("the set-up's omnifunc on the buffer", checks.omnifunc),
             ("a fenced code block: no items; after it, time", checks.fenced_code),
-            ("README shows tests/editors/nextword.lua", lambda: check_readme_shows("nextword.lua")),
+            ("docs/editors.md shows tests/editors/nextword.lua", lambda: check_doc_shows("nextword.lua")),
         ])
 
 

@@ -4,7 +4,7 @@ in a detached tmux pane (80x24, TERM=screen), started as
 
     nvim --clean -u init.lua story.md
 
-where init.lua is README's Neovim set-up (tests/editors/nextword.lua, its
+where init.lua is docs/editors.md's Neovim set-up (tests/editors/nextword.lua, its
 command pointed at the binary under test). Keys go in with send-keys:
 `iOnce upon a ti`, Ctrl-X Ctrl-O (the set-up's omnifunc,
 v:lua.vim.lsp.omnifunc), and once the popup menu shows `time`, Ctrl-Y,
@@ -13,7 +13,7 @@ newline. Every step polls the screen (capture-pane) or the file against a
 deadline; no fixed sleep stands in for a check.
 
 Before typing, the test waits until the server is attached: a second
-init file (sourced after README's, the only thing the test adds) writes
+init file (sourced after docs/editors.md's, the only thing the test adds) writes
 `attached` to a file once the buffer's omnifunc is the LSP one.
 
     python3 tests/editors/nvim_session_test.py build/nextword data
@@ -28,13 +28,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from editors_common import (Failure, arguments, check_readme_shows, configuration,  # noqa: E402
+from editors_common import (Failure, arguments, check_doc_shows, configuration,  # noqa: E402
                             run_checks, skip_unless)
 from tmux_session import Tmux  # noqa: E402  (tests/tmux_session.py)
 
 TIMEOUT = 10  # seconds for the screen (or a file) to show what is expected
 
-# Sourced after README's set-up: tells the test when the server is attached.
+# Sourced after docs/editors.md's set-up: tells the test when the server is attached.
 WATCH = r"""
 local timer = vim.loop.new_timer()
 timer:start(10, 10, vim.schedule_wrap(function()
@@ -137,7 +137,7 @@ def main():
         checks = Checks(nextword, model, workdir)
         return run_checks("nvim_session_test", [
             ("iOnce upon a ti, Ctrl-X Ctrl-O, Ctrl-Y, :wq: 'Once upon a time'", checks.session),
-            ("README shows tests/editors/nextword.lua", lambda: check_readme_shows("nextword.lua")),
+            ("docs/editors.md shows tests/editors/nextword.lua", lambda: check_doc_shows("nextword.lua")),
         ])
 
 

@@ -7,7 +7,7 @@
     Markdown document), ch_evalexpr of textDocument/completion: `time`
     first after `once upon a ti`, its textEdit (0,12)-(0,14); nothing inside
     a fenced code block; shutdown answers null and exit ends the server 0;
-  - README's Vim set-up (tests/editors/nextword.vim, its command pointed at
+  - docs/editors.md's Vim set-up (tests/editors/nextword.vim, its command pointed at
     the binary under test) on a Markdown buffer: its omnifunc's start column
     and words, and Ctrl-X Ctrl-O Ctrl-Y typed in insert mode turning
     `once upon a ti` into `once upon a time`.
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from editors_common import (Failure, arguments, check_no_items, check_readme_shows,
+from editors_common import (Failure, arguments, check_no_items, check_doc_shows,
                             check_sync_and_provider, check_time_item, configuration, run_checks,
                             run_driver, skip_unless)
 
@@ -70,7 +70,7 @@ function! s:Raw() abort
   let s:result.exit_ms = s:Ms(start)
 endfunction
 
-" README's set-up: the omnifunc called as insert mode calls it, then typed.
+" docs/editors.md's set-up: the omnifunc called as insert mode calls it, then typed.
 function! s:Configured() abort
   execute 'source' fnameescape($NW_CONFIG)
   execute 'edit' fnameescape(s:dir .. '/story.md')
@@ -171,7 +171,7 @@ class Checks:
     def configured(self):
         run = self.need_run()
         if run["omnifunc"] != "NextwordComplete":
-            raise Failure(f"README's set-up left omnifunc={run['omnifunc']!r}")
+            raise Failure(f"docs/editors.md's set-up left omnifunc={run['omnifunc']!r}")
         if run["findstart"] != 12:
             raise Failure(f"NextwordComplete(1, '') at the end of 'once upon a ti' returned "
                           f"{run['findstart']}, expected 12 (the byte where 'ti' starts)")
@@ -199,13 +199,13 @@ def main():
     with tempfile.TemporaryDirectory(prefix="nextword-vim-") as workdir:
         checks = Checks(nextword, model, workdir)
         return run_checks("vim_test", [
-            ("Vim runs the channel exchange and README's set-up", checks.run_vim),
+            ("Vim runs the channel exchange and docs/editors.md's set-up", checks.run_vim),
             ("initialize: UTF-16, incremental sync, a completion provider", checks.initialize),
             ("'once upon a ti': time first, textEdit (0,12)-(0,14)", checks.completion),
             ("a fenced code block: no items", checks.fenced),
             ("shutdown answers null, exit ends the server with 0", checks.lifecycle),
-            ("README's set-up: omnifunc, start column, Ctrl-X Ctrl-O Ctrl-Y", checks.configured),
-            ("README shows tests/editors/nextword.vim", lambda: check_readme_shows("nextword.vim")),
+            ("docs/editors.md's set-up: omnifunc, start column, Ctrl-X Ctrl-O Ctrl-Y", checks.configured),
+            ("docs/editors.md shows tests/editors/nextword.vim", lambda: check_doc_shows("nextword.vim")),
         ])
 
 

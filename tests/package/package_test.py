@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Debian package, as Debian users take it in (README, "Install the
-package"):
+"""The Debian package, as Debian users take it in (docs/usage.md, "Install
+the package"):
 
   - `cpack -G DEB` in the build folder writes nextword_VERSION_amd64.deb,
     VERSION that of `nextword --version` and of CHANGELOG.md;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Parity of nextword's inspection commands (score, lens, trace, attribute;
-issue 14) with the independent PyTorch reference inspect_ref.py.
+"""Parity of nextword's inspection commands (score, lens, trace,
+attribute) with the independent PyTorch reference inspect_ref.py.
 
     /usr/bin/python3 tests/reference/inspect_parity.py build/nextword [--models 24] [--seed 2000]
     python3 tests/reference/inspect_parity.py build/nextword --fixtures
@@ -13,7 +13,7 @@ data/stories (phrases with an unknown word, one longer than max_len), each
 run through the four commands in JSON and compared with the reference
 computed now. --fixtures: the expectations committed in tests/fixtures/inspect
 (written by --write-fixtures from the reference, for 8 of tests/fixtures/
-parity's models, for the default model and for the one before issue 24,
+parity's models, for the default model and for the one before the modern options,
 tests/fixtures/previous-default); this comparison is plain Python,
 any python3 runs it. Each also checks: lens's last step at the last position
 against `predict -f json -k K --batch 1` (exact: words and the very same
@@ -72,7 +72,7 @@ DEFAULT_SEED, DEFAULT_MODELS = 2000, 24  # live: seeds 2000..2023 cover every fl
 # rope, rmsnorm and swiglu).
 FIXTURE_MODELS = [0, 2, 3, 6, 9, 13, 19, 31, 43]
 DEFAULT_MODEL = "data/stories"
-# The default model before issue 24 (learned positions, layernorm, GELU,
+# The default model before the modern options (learned positions, layernorm, GELU,
 # context 64), kept as a regression fixture with the default's cases.
 PREVIOUS_DEFAULT = "tests/fixtures/previous-default"
 DEFAULT_PHRASES = [
@@ -663,14 +663,14 @@ def live(args, ck):
     timings = {"binary": 0.0}
     with tempfile.TemporaryDirectory(prefix="nextword-inspect-") as tmp:
         models = []
-        # Then as many with the options of issue 24, from seed + 1000 on.
+        # Then as many with the modern options, from seed + 1000 on.
         seeds = [(seed, False, False) for seed in range(args.seed, args.seed + args.models)]
         seeds += [(seed + 1000, True, False) for seed in range(args.seed, args.seed + args.modern)]
         # And with an adaptive softmax, from seed + 2000 on (half of them modern).
         seeds += [(seed + 2000, seed % 2 == 0, True)
                   for seed in range(args.seed, args.seed + args.adaptive)]
         for seed, modern, adaptive in seeds:
-            # Half of the modern ones with grouped-query attention (issue 36).
+            # Half of the modern ones with grouped-query attention (as llama2.c's models have).
             config, tensors, words, phrases = random_models.random_model(
                 seed, modern, adaptive, grouped=modern and not adaptive and seed % 2 == 1)
             directory = os.path.join(tmp, str(seed))
@@ -735,7 +735,7 @@ def write_fixtures():
     names = sorted(os.listdir(parity))
     for index in FIXTURE_MODELS:
         name = [n for n in names if n.startswith("%02d-" % index)][0]
-        # make_fixtures.py draws models 32 on with issue 24's options (modern).
+        # make_fixtures.py draws models 32 on with the modern options.
         config, tensors, words, phrases = random_models.random_model(index, modern=index >= 32)
         configs.append(config)
         cases, document = plan_random(index, config, words, phrases, "", fixtures=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent PyTorch reference for nextword's inspection commands: score,
-lens, trace and attribute (their contracts: issue 14). Float64 from the
+lens, trace and attribute (their contracts). Float64 from the
 model's float32 weights; tokenization, weight reading and the format-v1
 config come from nextword_ref.py, the forward pass here is its own, one
 layer at a time, keeping every intermediate under its TransformerLens name.
@@ -162,7 +162,7 @@ def run(model, ids):
         q = acts[n + "attn.hook_q"] = linear(u, p + "attn.w_q", p + "attn.b_q").reshape(T, h, dk)
         kv = c.get("n_kv_heads") or h  # key/value heads (fewer with grouped-query attention)
         k = acts[n + "attn.hook_k"] = linear(u, p + "attn.w_k", p + "attn.b_k").reshape(T, kv, dk)
-        if c.get("qk_norm"):  # QK-norm (issue 49): each head over its root mean square
+        if c.get("qk_norm"):  # QK-norm: each head over its root mean square
             eps = c.get("norm_eps", 1e-5)
             q = q / torch.sqrt(q.pow(2).mean(dim=-1, keepdim=True) + eps)
             k = k / torch.sqrt(k.pow(2).mean(dim=-1, keepdim=True) + eps)
@@ -200,7 +200,7 @@ def run(model, ids):
             else:
                 pre = acts[n + "mlp.hook_pre"] = linear(u2, p + "ffn.w_in", p + "ffn.b_in")
                 post = torch.clamp(pre, min=0)
-                if c["activation"] == "relu2":  # squared relu (issue 49)
+                if c["activation"] == "relu2":  # squared relu
                     post = post * post
             acts[n + "mlp.hook_post"] = post
             mlp_out = acts[n + "hook_mlp_out"] = linear(post, p + "ffn.w_out", p + "ffn.b_out")

@@ -60,7 +60,7 @@ def main():
         seeds += [(seed + 2000, seed % 2 == 0, True)
                   for seed in range(args.seed, args.seed + args.adaptive)]
         for seed, modern, adaptive in seeds:
-            # Half of the modern ones with grouped-query attention (issue 36).
+            # Half of the modern ones with grouped-query attention (as llama2.c's models have).
             config, tensors, words, phrases = random_models.random_model(
                 seed, modern, adaptive, grouped=modern and not adaptive and seed % 2 == 1)
             directory = os.path.join(tmp, str(seed))

@@ -29,8 +29,8 @@ def main():
     from make_training_fixtures import write_training
 
     with tempfile.TemporaryDirectory() as root:
-        # Never the fixtures' seeds (0..47); 2000.. with the options of issue 24.
-        # 3000.. with an adaptive softmax (half of them with issue 24's options too).
+        # Never the fixtures' seeds (0..47); 2000.. with the modern options.
+        # 3000.. with an adaptive softmax (half of them with the modern options too).
         for seed, modern, adaptive in [(s, False, False) for s in range(1000, 1016)] + \
                 [(s, True, False) for s in range(2000, 2012)] + \
                 [(s, s % 2 == 0, True) for s in range(3000, 3012)]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""llama2.c's stories260K through nextword against two PyTorch computations
-(issue 36): the format-v1 reference (nextword_ref.py) on the converted
+"""llama2.c's stories260K through nextword against two PyTorch
+computations: the format-v1 reference (nextword_ref.py) on the converted
 model directory, and llama2.c's own forward pass written out here from
 run.c's math, on the raw legacy checkpoint (y = W x, each rotary pair at
 i % head_size, query head h reading key/value head h // (n_heads /

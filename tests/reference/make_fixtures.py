@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates tests/fixtures/parity: random models covering every config flag,
 with the logits and attention the PyTorch reference computes for them: seeds
-0 .. count-1 as they always were, then --modern more with the options of
-issue 24 (rope, rmsnorm, swiglu, optional feed-forward biases).
+0 .. count-1 as they always were, then --modern more with the modern
+options (rope, rmsnorm, swiglu, optional feed-forward biases).
 
     /usr/bin/python3 tests/reference/make_fixtures.py [--count 32] [--modern 16]
 

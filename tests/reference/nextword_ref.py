@@ -191,7 +191,7 @@ class Model:
 
     def positioned(self, x):
         """Q or K [..., T, h*d_k] as the scores read them: QK-norm (each head
-        divided by its root mean square, issue 49), then the rotary positions
+        divided by its root mean square), then the rotary positions
         (C++ turns first and normalizes after: a rotation keeps the root)."""
         c = self.config
         if c.get("qk_norm"):
@@ -216,7 +216,7 @@ class Model:
             H = F.silu(self.linear(U, p + "ffn.w_gate", p + "ffn.b_gate")) * H
         elif c["activation"] == "gelu":
             H = F.gelu(H, approximate="tanh")
-        elif c["activation"] == "relu2":  # squared relu (issue 49)
+        elif c["activation"] == "relu2":  # squared relu
             H = F.relu(H) ** 2
         else:
             H = F.relu(H)

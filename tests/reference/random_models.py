@@ -23,7 +23,7 @@ FLAGS = {
     "scale": ["sqrt_dk", "none"],
     "tied_classifier": [True, False],
 }
-# The options issue 24 added, drawn only for models made with modern=True, so
+# The modern options (rope, rmsnorm, swiglu), drawn only for models made with modern=True, so
 # that the seeds of the committed fixtures give the models they always gave.
 MODERN_FLAGS = {
     "positional": ["rope", "rope", "learned", "none"],
@@ -67,7 +67,7 @@ def tensor_shapes(c):
                 ffn += [("w_gate", [d, c["d_ff"]]), ("b_gate", [c["d_ff"]])]
             for name, shape in ffn:
                 shapes[p + "ffn." + name] = shape
-                # Feed-forward biases became optional with issue 24.
+                # Feed-forward biases are optional with the modern options.
                 if name.startswith("b_") and c.get("_modern"):
                     optional.add(p + "ffn." + name)
     if c["norm"] != "none":
@@ -95,7 +95,7 @@ def random_model(seed, modern=False, adaptive=False, grouped=False):
     modern: the options of MODERN_FLAGS (rope, rmsnorm, swiglu, optional
     feed-forward biases) are drawn too; adaptive: an adaptive softmax of one
     to three clusters; grouped: grouped-query attention, 2 to 6 query heads
-    sharing fewer key/value heads (issue 36)."""
+    sharing fewer key/value heads (as llama2.c's models have)."""
     rng = random.Random(seed)
     n_layers = seed % 4
     words = ["<unk>"] + rng.sample(WORDS, rng.randint(10, len(WORDS)))
@@ -126,11 +126,11 @@ def random_model(seed, modern=False, adaptive=False, grouped=False):
             c["d_k"] += c["d_k"] % 2  # rotary positions turn pairs of columns
             if extra.random() < 0.5:
                 c["rope_theta"] = extra.choice([10.0, 100.0, 500000.0])
-        # Squared relu (issue 49) in place of relu or gelu, from a stream of
+        # Squared relu in place of relu or gelu, from a stream of
         # its own, so that no other draw changes.
         if c["activation"] in ("relu", "gelu") and random.Random(seed * 15485863 + 49).random() < 0.6:
             c["activation"] = "relu2"
-        # QK-norm (issue 49), from a stream of its own too.
+        # QK-norm, from a stream of its own too.
         if random.Random(seed * 104723 + 49).random() < 0.5:
             c["qk_norm"] = True
         c["_modern"] = True

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`nextword serve` under a service manager (README, "Run the server as a
-service"), with systemd's own tools and protocol, no systemd running:
+"""`nextword serve` under a service manager (docs/serving.md, "Run the server
+as a service"), with systemd's own tools and protocol, no systemd running:
 
   - socket activation: systemd-socket-activate listens, hands the socket
     to `nextword serve` on the first connection (LISTEN_FDS), and that

@@ -41,7 +41,7 @@ std::vector<Model> causal_models() {
   grouped.n_heads = 4, grouped.n_kv_heads = 2, grouped.d_k = 4;
   grouped.positional = Positional::kRope;
   models.push_back(testing::random_model(grouped, true, true, 11));
-  // QK-norm (issue 49), with and without rotary positions.
+  // QK-norm, with and without rotary positions.
   for (const Positional positional : {Positional::kRope, Positional::kLearned}) {
     Config qk = testing::small_config();
     qk.d_k = 4, qk.qk_norm = true, qk.positional = positional;

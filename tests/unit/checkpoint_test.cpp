@@ -93,12 +93,13 @@ TEST_CASE("a missing or damaged checkpoint is refused, naming the file and field
              Catch::StartsWith(file + ": not a valid checkpoint: "));
 }
 
-TEST_CASE("a checkpoint written before issue 49's options resumes with their defaults", "[train]") {
+TEST_CASE("a checkpoint written before the newer training options resumes with their defaults",
+          "[train]") {
   const TinyText text;
   TrainOptions o = tiny_options(text.path, text.dir + "/old");
   o.steps = 3;
   train(o, {});
-  // Its options as an older nextword wrote them: without issue 49's.
+  // Its options as an older nextword wrote them: without the ones below.
   const std::string path = text.dir + "/old/checkpoint.json";
   nlohmann::json j = nlohmann::json::parse(slurp(path));
   nlohmann::json& options = j.contains("options") ? j["options"] : j;

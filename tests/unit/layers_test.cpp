@@ -204,9 +204,9 @@ TEST_CASE("layernorm, GELU and log-sum-exp stay finite for extreme inputs", "[ma
   CHECK(log_sum_exp(tiny.data(), 2) == Approx(-1e30 + std::log(2.0)));
 }
 
-// Issue 15: a row's product must be the same bits whatever rows share the
-// call (a phrase alone, in a batch of 7 or 64, split over threads), in every
-// family of kernels (issue 37).
+// Records must not depend on how the work is split: a row's product must be the same bits whatever
+// rows share the call (a phrase alone, in a batch of 7 or 64, split over threads), in every family
+// of kernels.
 TEST_CASE("a product row does not depend on the rows beside it", "[math]") {
   struct Shape {
     bool classifier;  // logits = Z C^T (op(B) = B^T), else out = in W

@@ -68,7 +68,8 @@ TEST_CASE("the top k is sorted, excludes special tokens and sums to what softmax
   for (size_t j = 0; j < 3; ++j) CHECK(three.top[j].id == all.top[j].id);
 }
 
-// Issue 15: the same bits, not merely close ones (math/layers.cpp, kRowBlock).
+// Records must not depend on how the work is split: the same bits, not merely close ones
+// (math/layers.cpp, kRowBlock).
 TEST_CASE("a phrase predicts the same bits alone, in a batch and over threads", "[predict]") {
   Config c = testing::small_config();
   c.vocab_size = 300;

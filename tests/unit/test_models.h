@@ -39,7 +39,7 @@ inline Model random_model(Config c, bool attention_bias, bool classifier_bias, u
   }
   std::vector<TensorSpec> present;
   for (TensorSpec& spec : layout_for(c)) {
-    // The feed-forward biases, required before issue 24, are always there.
+    // The feed-forward biases, required before the modern options, are always there.
     const bool bias = spec.name == "classifier_bias"                 ? classifier_bias
                       : spec.name.find(".ffn.") != std::string::npos ? true
                                                                      : attention_bias;
