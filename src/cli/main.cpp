@@ -1,8 +1,7 @@
-// nextword: the program. main() sets up CLI11, registers the subcommands
-// of the three front ends (the command line's, each in its own
-// src/cli/*_command.cpp, and `serve` and `lsp`, src/main/*_command.cpp) and turns
-// errors into exit codes; all the math is in the engine library (src/math,
-// src/model, ...).
+// nextword: the program. main() sets up CLI11, registers every command (each
+// in its own src/cli/*_command.cpp; `serve` and `lsp` call the libraries of
+// src/serve and src/lsp) and turns errors into exit codes; all the math is in
+// the engine library (src/math, src/model, ...).
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
