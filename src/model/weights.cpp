@@ -1,8 +1,6 @@
 #include "model/weights.h"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>

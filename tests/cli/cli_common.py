@@ -44,15 +44,18 @@ def record_input(args, stdin, env):
     log = os.environ.get("NEXTWORD_RECORD_INPUTS")
     if not log:
         return
-    n = sum(1 for _ in open(log, encoding="utf-8")) if os.path.exists(log) else 0
+    # Several test processes append to one log: a command's copies are named
+    # by its process and its number in that process.
+    record_input.count = getattr(record_input, "count", 0) + 1
+    n = "%d-%d" % (os.getpid(), record_input.count)
     kept = []
     for a in args:
         a = str(a)
         if os.path.isabs(a) and os.path.exists(a) and not a.startswith(REPO + os.sep):
-            copy = os.path.join(log + ".files", str(n), os.path.basename(a))
+            copy = os.path.join(log + ".files", n, os.path.basename(a))
             os.makedirs(os.path.dirname(copy), exist_ok=True)
             (shutil.copytree if os.path.isdir(a) else shutil.copyfile)(a, copy)
-            a = "@files/%d/%s" % (n, os.path.basename(a))
+            a = "@files/%s/%s" % (n, os.path.basename(a))
         kept.append(a)
     entry = {"argv": kept, "stdin": stdin, "cwd": os.getcwd(),
              "env": {k: v for k, v in env.items()
