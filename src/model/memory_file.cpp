@@ -198,19 +198,20 @@ std::shared_ptr<const Memory> Memory::from_file(std::shared_ptr<FileBytes> file,
       throw model_error(path, "lambdas[" + std::to_string(i) + "]", "is not between 0 and 1");
     }
   }
-  // The order-1 floats, each a probability; their sum normalizes them
-  // (checked after the loop, which so vectorizes).
+  // The order-1 floats, each a probability above 0 (a word of u = 0 that no
+  // context stores would get p = 0, and ln p in score and eval no number);
+  // their sum normalizes them (checked after the loop, which so vectorizes).
   const auto* unigram = reinterpret_cast<const float*>(b + m->layout_.unigram);
   double total = 0;
   bool probabilities = true;
   for (uint32_t w = 0; w < V; ++w) {
-    probabilities &= unigram[w] >= 0 && unigram[w] <= 1;
+    probabilities &= unigram[w] > 0 && unigram[w] <= 1;
     total += static_cast<double>(unigram[w]);
   }
   if (!probabilities) {
     uint32_t w = 0;
-    while (unigram[w] >= 0 && unigram[w] <= 1) ++w;
-    throw model_error(path, "unigram[" + std::to_string(w) + "]", "is not a probability");
+    while (unigram[w] > 0 && unigram[w] <= 1) ++w;
+    throw model_error(path, "unigram[" + std::to_string(w) + "]", "is not a probability above 0");
   }
   if (!(total > 0)) throw model_error(path, "unigram", "has no positive probability");
   m->unigram_total_ = total;

@@ -136,17 +136,23 @@ class Memory {
   // Gives each stored share with the weight it has in p(w | context), the
   // longest context first: its shares are summed as they are given, and
   // the gamma they leave scales the shorter contexts' (context's gammas and
-  // scales are set on the way, so unigram_weight holds after it).
+  // scales are set on the way, so unigram_weight holds after it). `add`
+  // must accumulate: a context found to leave nothing (see weigh_orders) is
+  // taken back by giving its shares again with their weights negated.
   template <class Add>  // add(int word, double weight)
   void for_each_share(MemoryContext& context, Add add) const {
     weigh_orders(context, [&](int j, double scale, double& most) {
       const auto J = static_cast<size_t>(j);
-      return walk_shares(
-          j + 1, context.begin[J], context.end[J],
-          [&](int w, double s) {
-            if (w < header_.vocab_size) add(w, scale * s);
-          },
+      const double kept = walk_shares(
+          j + 1, context.begin[J], context.end[J], [&](int w, double s) { add(w, scale * s); },
           most);
+      if (!(kept < 1)) {
+        double unused = 0;
+        walk_shares(
+            j + 1, context.begin[J], context.end[J], [&](int w, double s) { add(w, -scale * s); },
+            unused);
+      }
+      return kept;
     });
   }
   // The successors stored under the context's node of length j, as
@@ -184,7 +190,11 @@ class Memory {
   void children_of(int k, int64_t node, uint64_t& begin, uint64_t& end) const;
   // The gammas and scales of a found context, the longest context first:
   // sum(j, scale, most) gives the shares stored under context j (their
-  // largest in most) and the gamma they leave scales the shorter ones.
+  // largest in most) and the gamma they leave scales the shorter ones. A
+  // context whose shares sum to 1 or more would leave the words it never saw
+  // p = 0; no file nextword writes has one (it rounds shares toward zero),
+  // and one in another file is read as a context the text never had, so
+  // that every word keeps p > 0 and the words' p still sum to 1.
   template <class Sum>
   void weigh_orders(MemoryContext& context, Sum sum) const {
     double scale = 1;
@@ -192,7 +202,13 @@ class Memory {
       const auto J = static_cast<size_t>(j);
       context.scale[J] = scale;
       if (context.node[J] < 0) continue;
-      context.gamma[J] = std::max(0.0, 1 - sum(j, scale, context.most[J]));
+      const double kept = sum(j, scale, context.most[J]);
+      if (!(kept < 1)) {
+        context.node[J] = -1;
+        context.begin[J] = context.end[J] = 0;
+        continue;
+      }
+      context.gamma[J] = 1 - kept;
       scale *= context.gamma[J];
     }
     context.scale[0] = scale;
@@ -202,31 +218,38 @@ class Memory {
   // thousands of successors each time would make a lookup far slower than
   // KenLM's).
   void weigh(MemoryContext& context) const;
-  // Visits order k's entries [begin, end) as visit(word, share) and returns
-  // the sum of their shares (in eight running sums added in a fixed order),
-  // their largest in `most`. With nothing to visit, a loop that vectorizes:
-  // a frequent word's successors are tens of thousands.
+  // Visits order k's entries [begin, end) of words in the vocabulary as
+  // visit(word, share) and returns the sum of their shares (in eight running
+  // sums added in a fixed order), their largest in `most`; a word outside the
+  // vocabulary (in no file nextword writes) has share 0, so that the words'
+  // p sum to 1. With nothing to visit, a loop that vectorizes: a frequent
+  // word's successors are tens of thousands.
   template <class Visit>
   double walk_shares(int k, uint64_t begin, uint64_t end, Visit visit, double& most) const {
     constexpr int kLanes = 8;
     double lane[kLanes] = {}, top[kLanes] = {};
+    auto share = [&](uint64_t at, int& w) {
+      w = word_at(k, at);
+      return w < header_.vocab_size ? share_at(k, at) : 0.0;
+    };
     uint64_t i = begin;
     for (; i + kLanes <= end; i += kLanes) {
       for (int l = 0; l < kLanes; ++l) {
-        const uint64_t at = i + static_cast<uint64_t>(l);
-        const double s = share_at(k, at);
+        int w = 0;
+        const double s = share(i + static_cast<uint64_t>(l), w);
         lane[l] += s;
         top[l] = s > top[l] ? s : top[l];
-        visit(word_at(k, at), s);
+        if (s > 0) visit(w, s);
       }
     }
     double total = 0;
     most = 0;
     for (; i < end; ++i) {
-      const double s = share_at(k, i);
+      int w = 0;
+      const double s = share(i, w);
       total += s;
       most = s > most ? s : most;
-      visit(word_at(k, i), s);
+      if (s > 0) visit(w, s);
     }
     for (int l = 0; l < kLanes; ++l) {
       total += lane[l];

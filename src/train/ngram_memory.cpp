@@ -66,6 +66,15 @@ double discount(const std::array<double, 3>& D, uint32_t count) {
   return count == 0 ? 0 : D[std::min<size_t>(count, 3) - 1];
 }
 
+// The largest float not above x >= 0. A share is stored rounded toward zero
+// (memory_bytes keeps a float's upper half); rounded to the nearest float
+// first, a share just below 1 (a context of one successor under a tiny
+// discount) would become 1 and leave the context's other words nothing.
+float float_toward_zero(double x) {
+  const auto f = static_cast<float>(x);
+  return static_cast<double>(f) > x ? std::nextafter(f, 0.0f) : f;
+}
+
 }  // namespace
 
 MemoryTables build_memory(std::span<const int> stream, const Vocabulary& vocab,
@@ -215,7 +224,7 @@ MemoryTables build_memory(std::span<const int> stream, const Vocabulary& vocab,
       const uint32_t parent = k == 2 ? o.parent[i] : renumber_parent[o.parent[i]];
       renumber[i] = static_cast<uint32_t>(t.words[K].size());
       t.words[K].push_back(o.word[i]);
-      t.shares[K].push_back(static_cast<float>(o.share[i]));
+      t.shares[K].push_back(float_toward_zero(o.share[i]));
       ++children[parent + 1];
     }
     for (size_t i = 1; i < children.size(); ++i) children[i] += children[i - 1];

@@ -5,7 +5,7 @@
 // other bytes: a memory.bin (its vocab_size and vocab_hash fields set to
 // the fuzzer's vocabulary's, so that the mutations reach the trie), which
 // loads or is a model error naming the file, and whose queries stay inside
-// it and give finite probabilities.
+// it and give every word a probability above 0, summing to 1.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "format/file_bytes.h"
+#include "memory_input.h"
 #include "model/memory_file.h"
 #include "train/ngram_memory.h"
 
@@ -28,8 +29,9 @@ const nextword::Vocabulary& vocabulary() {
   return vocab;
 }
 
-// Queries every context of up to 4 ids from `ids`.
-void query(const nextword::Memory& m, const std::vector<int>& ids, bool normalized) {
+// Queries every context of up to 4 ids from `ids`: every word's p above 0,
+// the words' p summing to 1, for any file that loads.
+void query(const nextword::Memory& m, const std::vector<int>& ids, bool written) {
   std::vector<double> p(kWords);
   for (size_t end = 0; end <= ids.size() && end < 24; ++end) {
     const size_t from = end >= 4 ? end - 4 : 0;
@@ -39,20 +41,16 @@ void query(const nextword::Memory& m, const std::vector<int>& ids, bool normaliz
     m.distribution(c, p);
     double sum = 0;
     for (int w = 0; w < kWords; ++w) {
-      const double one = m.probability(c, w);
-      if (!(p[static_cast<size_t>(w)] >= 0) || !std::isfinite(p[static_cast<size_t>(w)])) {
+      const double all = p[static_cast<size_t>(w)], one = m.probability(c, w);
+      if (!(all > 0) || !std::isfinite(all) || !(one > 0) || !std::isfinite(one)) {
         __builtin_trap();
       }
-      if (!(one >= 0) || !std::isfinite(one)) __builtin_trap();
       // Agreement needs the successors sorted and each once, as nextword
       // memory writes them (a mangled file may break that).
-      if (normalized && std::abs(one - p[static_cast<size_t>(w)]) > 1e-9 * (1 + one)) {
-        __builtin_trap();
-      }
-      if (normalized && !(p[static_cast<size_t>(w)] > 0)) __builtin_trap();
-      sum += p[static_cast<size_t>(w)];
+      if (written && std::abs(one - all) > 1e-9 * (1 + one)) __builtin_trap();
+      sum += all;
     }
-    if (normalized && std::abs(sum - 1) > 1e-9) __builtin_trap();
+    if (std::abs(sum - 1) > 1e-9) __builtin_trap();
     const double lambda = m.lambda(c);
     if (!(lambda >= 0 && lambda <= 1)) __builtin_trap();
   }
@@ -63,16 +61,12 @@ void query(const nextword::Memory& m, const std::vector<int>& ids, bool normaliz
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nextword::Vocabulary& vocab = vocabulary();
   if (size >= 2 && data[0] == 0) {
-    std::vector<int> ids;
-    for (size_t i = 2; i < size; ++i) ids.push_back(data[i] % kWords);
-    nextword::MemoryOptions options;
-    options.order = 1 + data[1] % 5;
-    options.cutoffs = {1u + data[1] / 64u};
+    const nextword::MemoryFuzzText text = nextword::memory_fuzz_text(data, size, kWords);
     const auto m = nextword::Memory::from_file(
         nextword::FileBytes::from_bytes(
-            "built", nextword::memory_bytes(nextword::build_memory(ids, vocab, options))),
+            "built", nextword::memory_bytes(nextword::build_memory(text.ids, vocab, text.options))),
         vocab);
-    query(*m, ids, true);
+    query(*m, text.ids, true);
     return 0;
   }
   std::string bytes(reinterpret_cast<const char*>(data), size);

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "../fuzz/memory_input.h"
 #include "base/error.h"
 #include "base/half_float.h"
+#include "binary_files.h"
 #include "format/file_bytes.h"
 #include "model/memory_file.h"
 
@@ -22,8 +24,13 @@ using namespace nextword;
 
 namespace {
 
+// x in [0, 1] cut to 8 significant bits, in double (not through a float,
+// whose rounding to nearest could carry a share just below 1 up to 1).
 uint16_t bf16_toward_zero(double x) {
-  return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(x)) >> 16);
+  if (!(x > 0)) return 0;
+  int e = 0;
+  std::frexp(x, &e);  // x = f 2^e, f in [0.5, 1)
+  return float_to_bf16(static_cast<float>(std::ldexp(std::floor(std::ldexp(x, 8 - e)), e - 8)));
 }
 
 Vocabulary vocabulary(int V) {
@@ -116,6 +123,44 @@ struct PlainKneserNey {
   }
 };
 
+// The memory's p(. | context) against the plain formulas: each word's above
+// 0, from probability() as from distribution(), summing to 1.
+void check_context(const Memory& m, const PlainKneserNey& plain, const std::vector<int>& context) {
+  std::vector<double> dist(static_cast<size_t>(plain.V));
+  const MemoryContext c = m.find(context);
+  m.distribution(c, dist);
+  double sum = 0;
+  for (int w = 0; w < plain.V; ++w) {
+    INFO("word " << w);
+    CHECK(dist[static_cast<size_t>(w)] == Approx(plain.prob(context, w)).epsilon(1e-6));
+    CHECK(m.probability(c, w) == Approx(dist[static_cast<size_t>(w)]).epsilon(1e-12));
+    CHECK(dist[static_cast<size_t>(w)] > 0);  // no word is impossible
+    sum += dist[static_cast<size_t>(w)];
+  }
+  CHECK(std::abs(sum - 1) < 1e-9);
+}
+
+// An input fuzz_memory reads as a text to count (tests/fuzz/memory_input.h):
+// its order-5 discount D2 is `tiny`, and every context of up to 4 of its
+// ids answers as the plain formulas do.
+void check_fuzz_text(const uint8_t* data, size_t size, double tiny) {
+  constexpr int V = 12;  // fuzz_memory's vocabulary
+  const MemoryFuzzText text = memory_fuzz_text(data, size, V);
+  REQUIRE(text.options.order == 5);
+  const MemoryTables tables = build_memory(text.ids, vocabulary(V), text.options);
+  CHECK(tables.header.discounts[4][1] == tiny);
+  const auto m = load(tables, vocabulary(V));
+  std::vector<uint32_t> cutoffs(kMemoryMaxOrder, text.options.cutoffs[0]);
+  cutoffs[0] = 1;
+  const PlainKneserNey plain(text.ids, 5, V, cutoffs);
+  for (size_t end = 0; end <= text.ids.size(); ++end) {
+    const std::vector<int> context(text.ids.begin() + static_cast<long>(end >= 4 ? end - 4 : 0),
+                                   text.ids.begin() + static_cast<long>(end));
+    INFO("context ending at " << end);
+    check_context(*m, plain, context);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("Memory: modified Kneser-Ney worked by hand on a toy text", "[memory]") {
@@ -188,26 +233,120 @@ TEST_CASE("Memory: the trie against the formulas written plainly, on random text
       each.push_back(cutoffs.empty() ? 1 : cutoffs[std::min<size_t>(k - 2, cutoffs.size() - 1)]);
     }
     const PlainKneserNey plain(text, order, V, each);
-    std::vector<double> dist(static_cast<size_t>(V));
     for (int trial = 0; trial < 30; ++trial) {
       // Contexts from the text (so that long ones are found) and at random.
       std::vector<int> context;
       const auto at = static_cast<size_t>(rng() % (text.size() - 6));
       for (size_t i = 0; i < 5; ++i)
         context.push_back(trial % 3 == 0 ? static_cast<int>(rng() % V) : text[at + i]);
-      const MemoryContext c = m->find(context);
-      m->distribution(c, dist);
-      double sum = 0;
-      for (int w = 0; w < V; ++w) {
-        INFO("order " << order << " trial " << trial << " word " << w);
-        CHECK(dist[static_cast<size_t>(w)] == Approx(plain.prob(context, w)).epsilon(1e-6));
-        CHECK(m->probability(c, w) == Approx(dist[static_cast<size_t>(w)]).epsilon(1e-12));
-        CHECK(dist[static_cast<size_t>(w)] > 0);  // no word is impossible
-        sum += dist[static_cast<size_t>(w)];
-      }
-      CHECK(std::abs(sum - 1) < 1e-9);
+      INFO("order " << order << " trial " << trial);
+      check_context(*m, plain, context);
     }
   }
+}
+
+TEST_CASE("Memory: fuzz_memory's memory-crash-3a5174c3.bin, minimized: a share just below 1",
+          "[memory]") {
+  // The text the fuzzer found (libFuzzer -minimize_crash=1 made these 144
+  // bytes of its 450): order 5, cutoff 2, and at order 5 a discount D2 of
+  // 2.2e-16, so that a context of one successor seen twice has the share
+  // (2 - D2) / 2 = 1 - 1.1e-16. Rounded to the nearest float, then toward
+  // zero to bfloat16, it was stored as 1: gamma 0, and every other word p = 0.
+  const uint8_t input[] = {
+      0x00, 0x45, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x01, 0x03, 0x01, 0x06, 0x02, 0x02,
+      0x03, 0x04, 0x05, 0xff, 0x02, 0x5b, 0x45, 0x01, 0x02, 0x03, 0x04, 0x05, 0xff, 0x02, 0x5b,
+      0x45, 0x01, 0x02, 0x02, 0x02, 0x1c, 0x1c, 0xff, 0xff, 0x00, 0x05, 0x01, 0x00, 0x00, 0x00,
+      0x00, 0x02, 0x03, 0x02, 0x03, 0x04, 0x05, 0x03, 0x00, 0x45, 0x01, 0x02, 0x02, 0x02, 0x03,
+      0x04, 0x05, 0x05, 0x01, 0x03, 0x01, 0x06, 0x04, 0x00, 0x00, 0x00, 0x0b, 0x01, 0x02, 0x02,
+      0x02, 0x1c, 0x1c, 0xff, 0xff, 0x00, 0x05, 0x01, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x02,
+      0x03, 0x04, 0x05, 0x03, 0x00, 0x45, 0x01, 0x02, 0xff, 0x00, 0x05, 0x01, 0x00, 0x00, 0x00,
+      0x00, 0x02, 0x03, 0x02, 0x03, 0x04, 0x05, 0x03, 0x00, 0x45, 0x01, 0x02, 0x02, 0x02, 0x03,
+      0x04, 0x05, 0x05, 0x01, 0x03, 0x01, 0x06, 0x04, 0x00, 0x00, 0x00, 0x02, 0x03, 0x04, 0x05,
+      0x05, 0x01, 0x03, 0x01, 0x06, 0x04, 0x00, 0x00, 0x00};
+  check_fuzz_text(input, sizeof input, 2.2204460492503131e-16);
+}
+
+TEST_CASE("Memory: fuzz_memory's memory-crash-3a5174c3.bin as found", "[memory][shared]") {
+  const std::string path = std::string(NEXTWORD_SHARED_DIR) + "/fuzz/memory-crash-3a5174c3.bin";
+  const std::string bytes = testing::read_file(path);
+  check_fuzz_text(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                  4.4408920985006262e-16);
+}
+
+TEST_CASE("Memory: a context whose shares leave nothing is read as one the text never had",
+          "[memory]") {
+  // No file nextword writes has one (it rounds toward zero); another file's
+  // must still give every word p > 0, summing to 1.
+  const int V = 12;
+  const Vocabulary vocab = vocabulary(V);
+  MemoryOptions options;
+  options.order = 3;
+  const std::vector<int> text = {1, 2, 3, 4, 2, 3, 5, 2, 6, 7, 8, 2, 3, 9};
+  const MemoryTables tables = build_memory(text, vocab, options);
+  const auto good = load(tables, vocab);
+  const MemoryLayout l = memory_layout(tables.header);
+  // Context {2} has the successors 3 and 6 at order 2 (entries sorted by parent, then word).
+  const MemoryContext before = good->find(std::vector<int>{2});
+  REQUIRE(before.node[1] == 2);
+  REQUIRE(before.end[1] - before.begin[1] == 2);
+  const uint64_t first = before.begin[1];
+  auto words = [&](const std::string& bytes, uint64_t i) {
+    uint16_t w = 0;
+    std::memcpy(&w, bytes.data() + l.words[1] + 2 * i, 2);
+    return w;
+  };
+  auto set_share = [&](std::string& bytes, uint64_t i, float s) {
+    const auto b = static_cast<uint16_t>(std::bit_cast<uint32_t>(s) >> 16);
+    std::memcpy(bytes.data() + l.shares[1] + 2 * i, &b, 2);
+  };
+  std::string bytes(good->bytes());
+  REQUIRE(words(bytes, first) == 3);
+  set_share(bytes, first, 0.75f);
+  set_share(bytes, first + 1, 0.5f);  // 1.25 in all
+  const auto mangled = Memory::from_file(FileBytes::from_bytes("m.bin", bytes), vocab);
+  // After {2}: order 1's p, as after a word never seen; after {1, 2} the
+  // order-3 context {1, 2} still counts, then order 1's.
+  std::vector<double> dist(V), unigram(V);
+  mangled->distribution(mangled->find(std::vector<int>{0}), unigram);
+  const MemoryContext c = mangled->find(std::vector<int>{2});
+  CHECK(c.node[1] == -1);
+  mangled->distribution(c, dist);
+  for (int w = 0; w < V; ++w) {
+    CHECK(dist[static_cast<size_t>(w)] == unigram[static_cast<size_t>(w)]);
+    CHECK(mangled->probability(c, w) == Approx(unigram[static_cast<size_t>(w)]).epsilon(1e-12));
+  }
+  for (const std::vector<int>& context : {std::vector<int>{1, 2}, std::vector<int>{4, 2}}) {
+    MemoryContext walked = mangled->find(context, false);
+    double sum = 0;
+    std::fill(dist.begin(), dist.end(), 0.0);
+    mangled->for_each_share(walked,
+                            [&](int w, double weight) { dist[static_cast<size_t>(w)] += weight; });
+    const double base = mangled->unigram_weight(walked);
+    for (int w = 0; w < V; ++w) {
+      const double pw = dist[static_cast<size_t>(w)] +
+                        base * static_cast<double>(mangled->unigram()[static_cast<size_t>(w)]);
+      CHECK(pw > 0);
+      CHECK(pw == Approx(mangled->probability(mangled->find(context), w)).epsilon(1e-12));
+      sum += pw;
+    }
+    CHECK(std::abs(sum - 1) < 1e-12);
+  }
+  // A successor outside the vocabulary (word 12 of 12) has share 0.
+  bytes = std::string(good->bytes());
+  const uint16_t outside = V;
+  std::memcpy(bytes.data() + l.words[1] + 2 * (first + 1), &outside, 2);
+  const auto outside_vocab = Memory::from_file(FileBytes::from_bytes("m.bin", bytes), vocab);
+  const MemoryContext o = outside_vocab->find(std::vector<int>{2});
+  outside_vocab->distribution(o, dist);
+  double sum = 0;
+  for (int w = 0; w < V; ++w) {
+    CHECK(dist[static_cast<size_t>(w)] > 0);
+    sum += dist[static_cast<size_t>(w)];
+  }
+  CHECK(std::abs(sum - 1) < 1e-12);
+  uint16_t kept = 0;  // the share of word 3, the only one left
+  std::memcpy(&kept, bytes.data() + l.shares[1] + 2 * first, 2);
+  CHECK(o.gamma[1] == 1 - static_cast<double>(bf16_to_float(kept)));
 }
 
 TEST_CASE("Memory: the vocabulary's hash, worked by hand", "[memory]") {
@@ -258,7 +397,7 @@ TEST_CASE("Memory: a bad or truncated file is one error naming the field", "[mem
   bad = good;
   const float nan = std::nanf("");
   std::memcpy(bad.data() + memory_layout(tables.header).unigram + 4, &nan, 4);
-  CHECK(error_of(bad, vocab) == "m.bin: unigram[1]: is not a probability");
+  CHECK(error_of(bad, vocab) == "m.bin: unigram[1]: is not a probability above 0");
 }
 
 TEST_CASE("Memory: a large context's weights from the per-thread cache are the summed ones",
