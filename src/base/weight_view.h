@@ -1,13 +1,18 @@
 // A tensor of the model as the math reads it: its floats, and, when the
-// weights file holds it in IEEE halves (F16), those halves too.
+// weights file holds it another way, the file's own elements too.
 //
-// The products of prediction (math/row_products.h) read the halves and
-// widen them in registers: half the bytes of every weight to read, and
-// nothing widened at load (widening a large model at every start would be
-// a large share of a one-phrase process). Everything else that reads the tensor (a norm,
-// a bias, the lens, training) reads floats: converting a view to
-// `const float*` widens the whole tensor first, once (a Widening, which the
-// weights own), so a reader that was written for floats stays correct.
+// A matrix is [in, out] to the math (y = x W). Two other layouts are read in
+// place: IEEE halves (F16) in that same layout (a weights.safetensors), and
+// a GGUF file's rows of outputs ([out, in], y_o = the dot product of x and
+// row o) in float32 or halves. The products of prediction
+// (math/row_products.h) read those elements and widen them in registers:
+// nothing widened or copied at load (widening a large model at every start
+// would be a large share of a one-phrase process). Everything else that
+// reads the tensor (a norm, a bias, the lens, attribution, training) reads
+// floats in the math's layout: converting a view to `const float*` widens
+// the whole tensor first, once (a Widening, which the weights own), and
+// turns rows of outputs into [in, out], so a reader written for floats
+// stays correct.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +20,16 @@
 
 namespace nextword {
 
-// Fills a tensor's floats from its halves, once, on first call, from any thread.
+// Fills a tensor's floats (in the math's layout) from the file's elements,
+// once, on first call, from any thread, and gives the first.
 class Widening {
  public:
   virtual ~Widening() = default;
-  virtual void ensure() const = 0;
+  virtual const float* floats() const = 0;
 };
+
+// How a view's elements are stored in the file, when not as the floats.
+enum class WeightType : uint8_t { kF32, kF16 };
 
 class WeightView {
  public:
@@ -30,28 +39,53 @@ class WeightView {
   // Floats filled by `widening` (or by the caller, when null) and the
   // halves they come from, element for element.
   constexpr WeightView(const float* floats, const uint16_t* halves, const Widening* widening)
-      : floats_(floats), halves_(halves), widening_(widening) {}
-
-  // The floats, widened first when they are not yet.
-  operator const float*() const {  // NOLINT: implicit by design
-    if (widening_ != nullptr) widening_->ensure();
-    return floats_;
+      : floats_(floats), raw_(halves), widening_(widening), type_(WeightType::kF16) {}
+  // A matrix [in, out] stored as rows of outputs: `out` rows of `in`
+  // elements of `type` at `rows`, the floats given by `widening`.
+  static constexpr WeightView rows_of_outputs(const void* rows, WeightType type, int64_t in,
+                                              const Widening* widening) {
+    WeightView v;
+    v.raw_ = rows;
+    v.widening_ = widening;
+    v.type_ = type;
+    v.row_length_ = in;
+    return v;
   }
-  // The halves the products read, or null (floats only).
-  const uint16_t* halves() const { return halves_; }
-  // The view `n` elements on (a row of a matrix, a slice of the classifier).
+
+  // The floats in the math's layout, widened first when they are not yet.
+  operator const float*() const {  // NOLINT: implicit by design
+    if (widening_ == nullptr) return floats_;
+    const float* widened = widening_->floats();
+    return floats_ != nullptr ? floats_ : widened;  // a view of halves may be n elements on
+  }
+  // The halves the products read, in the math's layout, or null.
+  const uint16_t* halves() const {
+    return row_length_ == 0 && type_ == WeightType::kF16 ? static_cast<const uint16_t*>(raw_)
+                                                         : nullptr;
+  }
+  // Rows of outputs: the file's rows, their type and their length (the
+  // matrix's `in`); row_length() is 0 for any other view.
+  const void* rows() const { return row_length_ > 0 ? raw_ : nullptr; }
+  WeightType type() const { return type_; }
+  int64_t row_length() const { return row_length_; }
+  // The view `n` elements on in the math's layout (a row of a matrix, a
+  // slice of the classifier). Of rows of outputs, the floats' (widened).
   WeightView operator+(size_t n) const {
-    return {floats_ + n, halves_ != nullptr ? halves_ + n : nullptr, widening_};
+    if (row_length_ > 0) return WeightView(static_cast<const float*>(*this) + n);
+    return {floats_ + n, raw_ != nullptr ? static_cast<const uint16_t*>(raw_) + n : nullptr,
+            widening_};
   }
   // Absent (an optional tensor a file does not hold), without widening anything.
   friend constexpr bool operator==(const WeightView& v, std::nullptr_t) {
-    return v.floats_ == nullptr;
+    return v.floats_ == nullptr && v.raw_ == nullptr && v.widening_ == nullptr;
   }
 
  private:
   const float* floats_ = nullptr;
-  const uint16_t* halves_ = nullptr;
+  const void* raw_ = nullptr;
   const Widening* widening_ = nullptr;
+  WeightType type_ = WeightType::kF32;
+  int64_t row_length_ = 0;
 };
 
 }  // namespace nextword

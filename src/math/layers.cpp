@@ -15,48 +15,13 @@
 #include "math/kernels.h"
 #include "math/row_products.h"
 #include "math/training_products.h"
+#include "math/weight_products.h"
 
 namespace nextword {
 namespace {
 
-// Products smaller than this (multiply-adds) run on one thread.
-constexpr double kParallelProduct = 1 << 21;
 // Queries of a head computed together (a causal block reads keys up to its last).
 constexpr int kQueryBlock = 32;
-
-// C[M, N] = A[M, K] op(B). Under Threading::kBlas (training) one OpenBLAS
-// call on OpenBLAS's threads. Under kRows (everything that prints results)
-// the kernels of math/row_products.h, whose rows do not depend on the rows
-// beside them (OpenBLAS's do, see there), shared by the OpenMP threads when
-// there is enough work: so a phrase gives the same bits alone, in a batch, on
-// any thread and in any process (tests/unit/layers_test.cpp). B's halves,
-// when it has them, are read in place of its floats: the same bits.
-void gemm_rows(CBLAS_TRANSPOSE transpose_B, int M, int N, int K, const float* A, int lda,
-               WeightView B, int ldb, float* C, int ldc) {
-  if (!fixed_row_blocks()) {
-    training_product(false, transpose_B == CblasTrans, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
-    return;
-  }
-  const uint16_t* halves = B.halves();
-  const float* floats = halves == nullptr ? static_cast<const float*>(B) : nullptr;
-  auto rows = [&](int begin, int end) {
-    if (begin >= end) return;
-    const float* a = A + area(begin, lda);
-    float* c = C + area(begin, ldc);
-    auto product = [&](const auto* b) {
-      if (transpose_B == CblasTrans)
-        return row_product_transposed(end - begin, N, K, a, lda, b, ldb, c, ldc);
-      row_product(end - begin, N, K, a, lda, b, ldb, c, ldc);
-    };
-    halves != nullptr ? product(halves) : product(floats);
-  };
-  const double work = static_cast<double>(M) * N * K;
-  if (!rows_split() || M < 2 || work < kParallelProduct || omp_in_parallel()) {
-    rows(0, M);
-    return;
-  }
-  on_thread_rows(M, rows);
-}
 
 // 0.5 v (1 + tanh(u)) = v / (1 + e^(-2u)), the GELU with one exp.
 NEXTWORD_VECTOR_CLONES void gelu_block(float* x, size_t n, float c, float cubic) {
@@ -106,7 +71,7 @@ NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float*
 void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
                     int ld_out) {
   if (ld_out == 0) ld_out = n;
-  gemm_rows(CblasNoTrans, T, n, m, in, m, W, n, out, ld_out);
+  weight_product(false, T, n, m, in, m, W, n, out, ld_out);
   if (b == nullptr) return;
   for (int t = 0; t < T; ++t) {
     float* row = out + area(t, ld_out);
@@ -365,7 +330,7 @@ void accumulate(float* y, const float* x, size_t n) {
 void classifier_forward(float* logits, const float* Z, WeightView C, const float* c, int N, int d,
                         int V, int ld_out) {
   if (ld_out == 0) ld_out = V;
-  gemm_rows(CblasTrans, N, V, d, Z, d, C, d, logits, ld_out);
+  weight_product(true, N, V, d, Z, d, C, d, logits, ld_out);
   if (c == nullptr) return;
   for (int t = 0; t < N; ++t) {
     float* row = logits + area(t, ld_out);

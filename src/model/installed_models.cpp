@@ -51,7 +51,7 @@ std::vector<InstalledModel> installed_models(const std::vector<std::string>& sea
 bool is_model_name(const std::string& value) {
   std::error_code ec;
   return !value.empty() && value.find('/') == std::string::npos && value != "." && value != ".." &&
-         !fs::is_directory(value, ec);
+         !fs::is_directory(value, ec) && !fs::is_regular_file(value, ec);
 }
 
 std::string resolve_model(const std::string& value, const std::vector<std::string>& search_path) {

@@ -20,7 +20,7 @@ struct InstalledModel {
 std::vector<InstalledModel> installed_models(const std::vector<std::string>& search_path);
 
 // Is `value` a model's name rather than a path: non-empty, no '/', not "."
-// or "..", and no directory of that name here?
+// or "..", and no directory or file of that name here?
 bool is_model_name(const std::string& value);
 
 // The directory a --model value means: the value itself when it is a path,

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "format/json_scan.h"
+#include "model/gguf_model.h"
 #include "model/vocab_index.h"
 #include "model/weights_file.h"
 #include "text/utf8.h"
@@ -117,6 +118,7 @@ std::shared_ptr<const SubwordTokenizer> subword_tokenizer(const Vocabulary& voca
 ModelPaths ModelPaths::in_directory(const std::string& dir) {
   const std::filesystem::path base(dir);
   std::error_code ec;
+  if (std::filesystem::is_regular_file(base, ec)) return {"", dir, ""};  // a model of one file
   const bool binary = std::filesystem::is_regular_file(base / "weights.safetensors", ec);
   const bool memory = std::filesystem::exists(base / "memory.bin", ec);
   return {(base / "vocab.json").string(),
@@ -125,6 +127,7 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
 }
 
 Model load_model(const ModelPaths& paths) {
+  if (weights_format(paths.weights) == WeightsFormat::kGguf) return gguf_model(paths.weights);
   WeightsFile w = read_weights(paths.weights);
   const std::string& wf = paths.weights;
   // vocab.bin when fresh (model/vocab_index.h), else vocab.json itself.

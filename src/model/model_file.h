@@ -20,11 +20,12 @@ namespace nextword {
 class FileBytes;
 
 struct ModelPaths {
-  std::string vocab;    // vocab.json
-  std::string weights;  // weights.json, or weights.safetensors (by its name)
+  std::string vocab;    // vocab.json; empty for a model of one file (GGUF)
+  std::string weights;  // weights.json, weights.safetensors or a GGUF file (weights_format)
   std::string memory;   // memory.bin, or empty for none
   // DIR/vocab.json with DIR/weights.safetensors when it exists, else
-  // DIR/weights.json; DIR/memory.bin when it exists.
+  // DIR/weights.json; DIR/memory.bin when it exists. A file (a GGUF
+  // model) is the weights alone.
   static ModelPaths in_directory(const std::string& dir);
 };
 

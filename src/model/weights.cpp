@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "base/error.h"
 #include "base/half_float.h"
@@ -120,9 +121,10 @@ std::string did_you_mean(const std::string& name, const std::vector<TensorSpec>&
 class WholeTensor final : public Widening {
  public:
   WholeTensor(const uint16_t* halves, size_t n, float* out) : halves_(halves), n_(n), out_(out) {}
-  void ensure() const override {
+  const float* floats() const override {
     std::call_once(once_,
                    [this] { f16_to_floats(reinterpret_cast<const char*>(halves_), n_, out_); });
+    return out_;
   }
 
  private:
@@ -136,14 +138,47 @@ class WholeTensor final : public Widening {
 // of a tied embedding), widened at the first use that asks.
 class FirstRows final : public Widening {
  public:
-  FirstRows(HalfRows* rows, int64_t n) : rows_(rows), n_(n) {}
-  void ensure() const override {
+  FirstRows(HalfRows* rows, int64_t n, const float* out) : rows_(rows), n_(n), out_(out) {}
+  const float* floats() const override {
     std::call_once(once_, [this] { rows_->widen_first(n_); });
+    return out_;
   }
 
  private:
   HalfRows* rows_;
   int64_t n_;
+  const float* out_;
+  mutable std::once_flag once_;
+};
+
+// A matrix stored as rows of outputs ([out, in], a GGUF file's), widened
+// into the math's [in, out] floats at the first use that asks for floats.
+class OutputRows final : public Widening {
+ public:
+  OutputRows(const void* rows, WeightType type, int64_t in, int64_t out)
+      : rows_(rows), type_(type), in_(in), out_(out) {}
+  const float* floats() const override {
+    std::call_once(once_, [this] {
+      const auto in = static_cast<size_t>(in_), out = static_cast<size_t>(out_);
+      floats_ = FloatBuffer(in * out);
+      std::vector<float> row(in);
+      for (size_t o = 0; o < out; ++o) {
+        if (type_ == WeightType::kF32) {
+          std::copy_n(static_cast<const float*>(rows_) + o * in, in, row.data());
+        } else {
+          f16_to_floats(static_cast<const char*>(rows_) + 2 * o * in, in, row.data());
+        }
+        for (size_t i = 0; i < in; ++i) floats_.data()[i * out + o] = row[i];
+      }
+    });
+    return floats_.data();
+  }
+
+ private:
+  const void* rows_;
+  WeightType type_;
+  int64_t in_, out_;
+  mutable FloatBuffer floats_;
   mutable std::once_flag once_;
 };
 
@@ -216,6 +251,30 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present,
   bind_views();
 }
 
+Weights::Weights(const Config& config, std::vector<TensorSpec> present,
+                 std::vector<TensorSource> sources, std::shared_ptr<const void> owner)
+    : config_(std::make_shared<const Config>(config)),
+      tensors_(std::move(present)),
+      owner_(std::move(owner)) {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorSpec& t = tensors_[i];
+    const TensorSource& source = sources[i];
+    parameters_ += t.size();
+    if (!source.output_rows) {
+      data_.push_back(static_cast<const float*>(source.data));
+      views_.emplace_back(data_.back());
+      continue;
+    }
+    // A matrix [in, out] held as out rows of in elements.
+    const int64_t in = t.shape[0], out = t.shape[1];
+    output_rows_.push_back(std::make_unique<OutputRows>(source.data, source.type, in, out));
+    data_.push_back(nullptr);
+    views_.push_back(
+        WeightView::rows_of_outputs(source.data, source.type, in, output_rows_.back().get()));
+  }
+  bind_views();
+}
+
 const float* Weights::data(size_t index) const {
   if (deferred_ != nullptr && index == deferred_index_) deferred_->widen_all();
   return views_[index];
@@ -235,7 +294,8 @@ void Weights::defer_rows(size_t index, std::unique_ptr<HalfRows> rows, const uin
   deferred_index_ = index;
   if (halves == nullptr) return;
   views_[index] = WeightView(data_[index], halves, nullptr);  // rows: embedding_rows
-  head_rows_ = std::make_unique<FirstRows>(deferred_.get(), config_->head_words());
+  head_rows_ =
+      std::make_unique<FirstRows>(deferred_.get(), config_->head_words(), data_[deferred_index_]);
   bind_views();
 }
 
@@ -247,7 +307,7 @@ void Weights::drop_halves() {
   if (deferred_ != nullptr) deferred_->widen_all();
   head_rows_.reset();
   if (widenings_.empty() && embedding.halves() == nullptr) return;
-  for (const auto& widening : widenings_) widening->ensure();
+  for (const auto& widening : widenings_) widening->floats();
   widenings_.clear();
   halves_file_.reset();
   views_.assign(data_.begin(), data_.end());
@@ -305,7 +365,7 @@ void Weights::fuse_qkv(const Config& c) {
 const float* Weights::values() const {
   if (!owns_storage()) throw std::logic_error("the weights are a read-only mapped file");
   if (deferred_ != nullptr) deferred_->widen_all();
-  for (const auto& widening : widenings_) widening->ensure();
+  for (const auto& widening : widenings_) widening->floats();
   return storage_.data();
 }
 

@@ -97,6 +97,16 @@ class Weights {
   // `present` is at data[i], 4-byte aligned. The weights are read-only.
   Weights(const Config& config, std::vector<TensorSpec> present, std::vector<const float*> data,
           std::shared_ptr<const void> owner);
+  // The same, each tensor as `sources` says: floats in the math's layout,
+  // or a matrix held as rows of outputs (base/weight_view.h), read in place
+  // by the products and widened into owned floats for any other reader.
+  struct TensorSource {
+    const void* data = nullptr;
+    bool output_rows = false;  // a matrix [in, out] held as out rows of in elements
+    WeightType type = WeightType::kF32;
+  };
+  Weights(const Config& config, std::vector<TensorSpec> present, std::vector<TensorSource> sources,
+          std::shared_ptr<const void> owner);
 
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
   // The floats of tensor `index` of tensors(), all of them (deferred rows
@@ -166,9 +176,10 @@ class Weights {
 
   std::shared_ptr<const Config> config_;  // what bind_views binds by
   std::vector<TensorSpec> tensors_;
-  std::vector<const float*> data_;                    // per tensor
-  std::vector<WeightView> views_;                     // per tensor: data_, and halves where kept
-  std::vector<std::unique_ptr<Widening>> widenings_;  // of the halves kept
+  std::vector<const float*> data_;                      // per tensor
+  std::vector<WeightView> views_;                       // per tensor: data_, and halves where kept
+  std::vector<std::unique_ptr<Widening>> widenings_;    // of the halves kept
+  std::vector<std::unique_ptr<Widening>> output_rows_;  // of the matrices held as rows of outputs
   std::unique_ptr<Widening> head_rows_;      // the classifier's rows of a deferred embedding
   std::shared_ptr<const void> halves_file_;  // keeps the halves kept alive
   int64_t parameters_ = 0;

@@ -23,15 +23,21 @@ struct WeightsFile {
   int64_t bytes = 0;  // the file's size
 };
 
-enum class WeightsFormat { kJsonNumbers, kJsonBase64, kSafetensors };
+enum class WeightsFormat { kJsonNumbers, kJsonBase64, kSafetensors, kGguf };
 
 // The element type of a safetensors tensor: float32, IEEE binary16, bfloat16.
 enum class TensorDtype { kF32, kF16, kBF16 };
 // "F32", "F16", "BF16", as the safetensors header spells them.
 const char* dtype_name(TensorDtype dtype);
 
-// weights.safetensors when the name ends in ".safetensors", else weights.json.
+// weights.safetensors when the name ends in ".safetensors", else weights.json
+// (the form a file to be written takes).
 WeightsFormat format_of_path(const std::string& path);
+// The form of an existing file, by its first bytes: "GGUF" (kGguf), an
+// 8-byte length then "{" (kSafetensors), "{" after any whitespace (JSON);
+// by its name when it is not a regular file (a pipe, whose bytes only its
+// reader may take) or cannot be read (its reader then says why).
+WeightsFormat weights_format(const std::string& path);
 
 // The largest weights file read, in any form: 16 GiB (a float32 model of
 // 4 billion parameters as safetensors; weights.json takes about 3 times the

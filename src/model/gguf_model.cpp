@@ -1,0 +1,284 @@
+#include "model/gguf_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "base/error.h"
+#include "format/file_bytes.h"
+#include "format/gguf.h"
+#include "text/subword.h"
+#include "text/utf8.h"
+
+namespace nextword {
+namespace {
+
+// Hyperparameters past these are refused before anything is read (as
+// weights.json's config is).
+constexpr uint64_t kMaxDimension = uint64_t{1} << 20;
+constexpr uint64_t kMaxVocabulary = uint64_t{1} << 24;
+constexpr uint64_t kMaxLayers = 1024;
+
+// One tensor of an architecture: GGUF's name ("blk.N." for each layer's)
+// and format v1's, and whether the file holds it as rows of outputs ([out,
+// in], every projection) rather than in the math's layout (vectors, and
+// the embedding and classifier, whose rows are words in both).
+struct TensorName {
+  const char* gguf;
+  const char* ours;
+  bool output_rows;
+};
+
+// llama.cpp's names for the llama architecture (its LLM_TENSOR_NAMES).
+constexpr TensorName kLlamaTensors[] = {
+    {"token_embd.weight", "embedding", false},
+    {"output_norm.weight", "final_norm.weight", false},
+    {"output.weight", "classifier", false},
+    {"blk.N.attn_norm.weight", "norm1.weight", false},
+    {"blk.N.attn_q.weight", "attn.w_q", true},
+    {"blk.N.attn_k.weight", "attn.w_k", true},
+    {"blk.N.attn_v.weight", "attn.w_v", true},
+    {"blk.N.attn_output.weight", "attn.w_o", true},
+    {"blk.N.ffn_norm.weight", "norm2.weight", false},
+    {"blk.N.ffn_gate.weight", "ffn.w_gate", true},
+    {"blk.N.ffn_up.weight", "ffn.w_in", true},
+    {"blk.N.ffn_down.weight", "ffn.w_out", true},
+};
+
+class Hyperparameters {
+ public:
+  Hyperparameters(const GgufFile& g, std::string arch) : g_(g), arch_(std::move(arch)) {}
+  std::string key(const char* name) const { return arch_ + "." + name; }
+  int count(const char* name, uint64_t least, uint64_t most) const {
+    const uint64_t n = g_.integer(key(name));
+    return checked(name, n, least, most);
+  }
+  int count(const char* name, uint64_t least, uint64_t most, uint64_t fallback) const {
+    const uint64_t n = g_.integer(key(name), fallback);
+    return checked(name, n, least, most);
+  }
+  float positive(const char* name, double fallback) const {
+    const double x = g_.number(key(name), fallback);
+    if (!(x > 0) || !std::isfinite(static_cast<float>(x))) {
+      throw model_error(g_.path(), "metadata." + key(name),
+                        "must be a positive number, got " + std::to_string(x));
+    }
+    return static_cast<float>(x);
+  }
+
+ private:
+  int checked(const char* name, uint64_t n, uint64_t least, uint64_t most) const {
+    if (n < least || n > most) {
+      throw model_error(g_.path(), "metadata." + key(name),
+                        "must be between " + std::to_string(least) + " and " +
+                            std::to_string(most) + ", got " + std::to_string(n));
+    }
+    return static_cast<int>(n);
+  }
+  const GgufFile& g_;
+  std::string arch_;
+};
+
+Config llama_config(const GgufFile& g, int vocab_size) {
+  const Hyperparameters h(g, "llama");
+  Config c;
+  c.vocab_size = vocab_size;
+  c.d_model = h.count("embedding_length", 1, kMaxDimension);
+  c.n_layers = h.count("block_count", 1, kMaxLayers);
+  c.n_heads = h.count("attention.head_count", 1, kMaxDimension);
+  c.n_kv_heads = h.count("attention.head_count_kv", 1, kMaxDimension, uint64_t(c.n_heads));
+  if (c.n_heads % c.n_kv_heads != 0) {
+    throw model_error(g.path(), "metadata." + h.key("attention.head_count_kv"),
+                      std::to_string(c.n_kv_heads) + " does not divide the " +
+                          std::to_string(c.n_heads) + " heads");
+  }
+  if (c.d_model % c.n_heads != 0) {
+    throw model_error(g.path(), "metadata." + h.key("attention.head_count"),
+                      std::to_string(c.n_heads) + " heads do not divide embedding_length " +
+                          std::to_string(c.d_model));
+  }
+  c.d_k = c.d_v = h.count("attention.key_length", 2, kMaxDimension,
+                          static_cast<uint64_t>(c.d_model / c.n_heads));
+  if (c.d_k % 2 != 0 || int64_t{c.n_heads} * c.d_k > int64_t{kMaxDimension}) {
+    throw model_error(g.path(), "metadata." + h.key("attention.key_length"),
+                      std::to_string(c.d_k) + " is odd or too wide for rotary positions");
+  }
+  const int rotated = h.count("rope.dimension_count", 1, kMaxDimension, uint64_t(c.d_k));
+  if (rotated != c.d_k) {
+    throw model_error(g.path(), "metadata." + h.key("rope.dimension_count"),
+                      std::to_string(rotated) + ": rotary positions on part of a head (of " +
+                          std::to_string(c.d_k) + ") are not read");
+  }
+  c.d_ff = h.count("feed_forward_length", 1, kMaxDimension);
+  c.activation = Activation::kSwiglu;
+  c.max_len = h.count("context_length", 1, kMaxDimension);
+  c.positional = Positional::kRope;
+  c.rope_theta = h.positive("rope.freq_base", 10000.0);
+  c.norm = Norm::kRmsNorm;
+  c.norm_eps = h.positive("attention.layer_norm_rms_epsilon", 1e-5);
+  c.tied_classifier = g.tensor("output.weight") == nullptr;
+  c.tokenizer = {false, false, TokenizerKind::kSentencepiece};
+  return c;
+}
+
+// The ggml dimensions a tensor of format v1's `shape` has in the file.
+std::vector<uint64_t> file_dims(const std::vector<int64_t>& shape, bool output_rows) {
+  if (shape.size() == 1) return {static_cast<uint64_t>(shape[0])};
+  // [in, out] as rows of outputs: out rows of in (ne = {in, out}); a
+  // matrix of word rows [V, d]: V rows of d (ne = {d, V}).
+  if (output_rows) return {static_cast<uint64_t>(shape[0]), static_cast<uint64_t>(shape[1])};
+  return {static_cast<uint64_t>(shape[1]), static_cast<uint64_t>(shape[0])};
+}
+
+std::string dims_text(const std::vector<uint64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+// What keeps a model's tensors alive: the file, and the few small vectors
+// that are not tensors in it (the pieces' scores).
+struct GgufOwner {
+  std::shared_ptr<const GgufFile> file;
+  std::vector<float> scores;
+};
+
+}  // namespace
+
+Model gguf_model(const std::string& path) { return gguf_model(GgufFile::open(path)); }
+
+Model gguf_model(std::shared_ptr<const GgufFile> file) {
+  const GgufFile& g = *file;
+  const std::string& path = g.path();
+  const std::string arch(g.string("general.architecture"));
+  if (arch != "llama") {
+    throw model_error(path, "metadata.general.architecture",
+                      "\"" + arch + "\" is not read (nextword reads llama)");
+  }
+  const std::string tokenizer_model(g.string("tokenizer.ggml.model"));
+  if (tokenizer_model != "llama") {
+    throw model_error(
+        path, "metadata.tokenizer.ggml.model",
+        "\"" + tokenizer_model + "\" is not read (nextword reads llama, SentencePiece)");
+  }
+  const std::vector<std::string_view> tokens = g.strings("tokenizer.ggml.tokens");
+  if (tokens.empty() || tokens.size() > kMaxVocabulary) {
+    throw model_error(path, "metadata.tokenizer.ggml.tokens",
+                      std::to_string(tokens.size()) + " tokens is out of range");
+  }
+  const auto V = static_cast<int>(tokens.size());
+  Config c = llama_config(g, V);
+
+  // The tensors: each of format v1's layout, found by its GGUF name, its
+  // shape and type checked.
+  auto owner = std::make_shared<GgufOwner>();
+  owner->file = file;
+  owner->scores.assign(tokens.size(), 0.0f);
+  const std::vector<double> scores = g.numbers("tokenizer.ggml.scores", tokens.size());
+  for (size_t i = 0; i < scores.size(); ++i) {
+    owner->scores[i] = static_cast<float>(scores[i]);
+    if (!std::isfinite(owner->scores[i])) {
+      throw model_error(path, "metadata.tokenizer.ggml.scores",
+                        "score " + std::to_string(i) + " is not finite");
+    }
+  }
+  std::map<std::string, std::pair<std::string, bool>> by_ours;  // ours -> (gguf name, output rows)
+  for (const TensorName& t : kLlamaTensors) {
+    const std::string gguf(t.gguf), ours(t.ours);
+    if (gguf.rfind("blk.N.", 0) != 0) {
+      by_ours[ours] = {gguf, t.output_rows};
+      continue;
+    }
+    for (int l = 0; l < c.n_layers; ++l) {
+      by_ours["layers." + std::to_string(l) + "." + ours] = {
+          "blk." + std::to_string(l) + "." + gguf.substr(6), t.output_rows};
+    }
+  }
+  std::vector<TensorSpec> present;
+  std::vector<Weights::TensorSource> sources;
+  for (const TensorSpec& spec : layout_for(c)) {
+    if (spec.name == "piece_scores") {
+      present.push_back(spec);
+      sources.push_back({owner->scores.data(), false, WeightType::kF32});
+      continue;
+    }
+    const auto it = by_ours.find(spec.name);
+    const bool named = it != by_ours.end();
+    const bool output_rows = named && it->second.second;
+    const GgufTensor* t = named ? g.tensor(it->second.first) : nullptr;
+    if (t == nullptr) {
+      if (spec.optional) continue;
+      throw model_error(path, "tensors." + (named ? it->second.first : spec.name),
+                        "missing (the hyperparameters need shape " +
+                            dims_text(file_dims(spec.shape, output_rows)) + ")");
+    }
+    const std::string field = "tensors." + std::string(t->name);
+    const std::vector<uint64_t> dims = file_dims(spec.shape, output_rows);
+    if (t->dims != dims) {
+      throw model_error(
+          path, field,
+          "shape " + dims_text(t->dims) + ", the hyperparameters give " + dims_text(dims));
+    }
+    const GgmlTypeInfo info = ggml_type_info(t->type);
+    const bool f32 = t->type == static_cast<uint32_t>(GgmlType::kF32);
+    const bool f16 = t->type == static_cast<uint32_t>(GgmlType::kF16);
+    if (!f32 && !(f16 && output_rows)) {
+      throw model_error(path, field,
+                        std::string("type ") + info.name +
+                            " is not read here (F32 tensors, and F16 projections)");
+    }
+    present.push_back(spec);
+    sources.push_back({t->data, output_rows, f16 ? WeightType::kF16 : WeightType::kF32});
+  }
+
+  // The vocabulary: the tokens, SentencePiece's U+2581 read as the space it
+  // stands for (as llama2.c's tokenizer.bin holds them).
+  SubwordPieces pieces;
+  pieces.scores = owner->scores;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!is_valid_utf8(tokens[i])) {
+      throw model_error(path, "metadata.tokenizer.ggml.tokens",
+                        "token " + std::to_string(i) + " is not valid UTF-8");
+    }
+    std::string piece;
+    for (size_t at = 0; at < tokens[i].size();) {
+      if (tokens[i].compare(at, 3, "\xe2\x96\x81") == 0) {
+        piece += ' ';
+        at += 3;
+      } else {
+        piece += tokens[i][at++];
+      }
+    }
+    pieces.max_piece_length = std::max(pieces.max_piece_length, static_cast<int>(piece.size()));
+    pieces.pieces.push_back(std::move(piece));
+  }
+  const auto special = [&](const char* key, uint64_t fallback) {
+    const uint64_t id = g.integer(key, fallback);
+    if (id >= tokens.size()) {
+      throw model_error(
+          path, std::string("metadata.") + key,
+          std::to_string(id) + " is not a token id (of " + std::to_string(tokens.size()) + ")");
+    }
+    return static_cast<int>(id);
+  };
+  const int unk = special("tokenizer.ggml.unknown_token_id", 0);
+  const int bos = special("tokenizer.ggml.bos_token_id", 1);
+  if (unk != SubwordTokenizer::kUnk || bos != SubwordTokenizer::kBos) {
+    throw model_error(path, "metadata.tokenizer.ggml.bos_token_id",
+                      "unknown " + std::to_string(unk) + " and bos " + std::to_string(bos) +
+                          ": only ids 0 and 1 are read yet");
+  }
+  c.unk_token = pieces.pieces[static_cast<size_t>(unk)];
+  c.bos_token = pieces.pieces[static_cast<size_t>(bos)];
+  Vocabulary vocab(pieces.pieces, path);
+  auto subword = std::make_shared<const SubwordTokenizer>(std::move(pieces), path);
+  Weights weights(c, std::move(present), std::move(sources), owner);
+  const auto bytes = static_cast<int64_t>(g.file_size());
+  return Model{ModelPaths{path, path, ""}, 0,   bytes, std::move(c),       std::move(vocab),
+               std::move(weights),         unk, bos,   std::move(subword), nullptr};
+}
+
+}  // namespace nextword

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""GGUF files run as a person runs nextword: `--model FILE.gguf` in the
+commands, read in place. The golden test: greedy `generate` from "Once upon
+a time" on llama.cpp's stories260K.gguf (the same weights as llama2.c's
+stories260K.bin) writes exactly what llama2.c's run.c writes. Files that
+cannot be read are one line naming the file and the field, exit 3.
+
+    python3 tests/cli/gguf_test.py build/nextword data ../shared/models
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import cli_common
+from cli_common import MODEL, run
+
+SHARED = None
+GENERATED = 252  # run.c's 256 forward passes, less the prompt's 4 pieces
+
+
+def gguf(name):
+    return os.path.join(SHARED, "gguf", name)
+
+
+class Gguf(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="nextword-gguf-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_greedy_generate_is_run_c_byte_for_byte(self):
+        with open(os.path.join(SHARED, "stories260K", "greedy-once-upon-a-time.txt"), "rb") as f:
+            golden = f.read()
+        r = subprocess.run([cli_common.NEXTWORD, "generate", "--model", gguf("stories260K.gguf"),
+                            "-n", str(GENERATED), "Once upon a time"],
+                           capture_output=True, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, golden)
+
+    def test_a_file_in_the_working_directory_is_a_model_not_a_name(self):
+        here = os.path.join(self.tmp.name, "here")
+        os.makedirs(here, exist_ok=True)
+        shutil.copyfile(gguf("stories260K.gguf"), os.path.join(here, "stories260K.gguf"))
+        r = subprocess.run([cli_common.NEXTWORD, "predict", "-m", "stories260K.gguf", "-f", "json",
+                            "Once upon a"], cwd=here, capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        record = json.loads(r.stdout)
+        self.assertEqual(record["tokens"], ["<s>", " Once", " upon", " a"])
+        self.assertEqual(record["predictions"][0]["word"], "time")
+
+    def test_commands_run_on_the_file(self):
+        model = gguf("stories260K.gguf")
+        for args in (["predict", "-k", "3", "Once upon a"], ["attention", "Once upon a"],
+                     ["score", "Once upon a time, there was a girl."], ["info"],
+                     ["complete", "Once upon a ti"], ["lens", "Once upon a"]):
+            with self.subTest(args=args):
+                r = run(*args[:1], "--model", model, *args[1:])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(r.stdout.strip())
+
+    def test_files_that_cannot_be_read_are_one_line(self):
+        with open(gguf("stories260K.gguf"), "rb") as f:
+            good = f.read()
+        cut = os.path.join(self.tmp.name, "cut.gguf")
+        with open(cut, "wb") as f:
+            f.write(good[:len(good) // 2])
+        cases = {
+            gguf("stories260K-gguf-v1.gguf"): "version: 1, GGUF's first version",
+            cut: "(truncated?)",
+        }
+        for path, message in cases.items():
+            with self.subTest(path=path):
+                r = run("predict", "--model", path, "Once upon a")
+                self.assertEqual(r.returncode, MODEL, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn(path + ": ", r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertEqual(r.stdout, "")
+        # A vocabulary-only file: no tensors.
+        r = run("predict", "--model", os.path.join(SHARED, "gguf", "vocab",
+                                                   "ggml-vocab-llama-spm.gguf"), "Once upon a")
+        self.assertEqual(r.returncode, MODEL, r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("ggml-vocab-llama-spm.gguf: ", r.stderr)
+
+
+if __name__ == "__main__":
+    SHARED = os.path.abspath(sys.argv.pop(3))
+    cli_common.main(sys.modules[__name__])
