@@ -277,8 +277,17 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
   auto subword = std::make_shared<const SubwordTokenizer>(std::move(pieces), path);
   Weights weights(c, std::move(present), std::move(sources), owner);
   const auto bytes = static_cast<int64_t>(g.file_size());
-  return Model{ModelPaths{path, path, ""}, 0,   bytes, std::move(c),       std::move(vocab),
-               std::move(weights),         unk, bos,   std::move(subword), nullptr};
+  return Model{ModelPaths{path, path, ""},
+               0,
+               bytes,
+               std::move(c),
+               std::move(vocab),
+               std::move(weights),
+               unk,
+               bos,
+               std::move(subword),
+               nullptr,
+               std::move(file)};
 }
 
 }  // namespace nextword

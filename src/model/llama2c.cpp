@@ -317,6 +317,7 @@ Model import_llama2c(const std::string& checkpoint, const std::string& tokenizer
                SubwordTokenizer::kUnk,
                SubwordTokenizer::kBos,
                std::move(subword),
+               nullptr,
                nullptr};
 }
 

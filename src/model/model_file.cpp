@@ -158,6 +158,7 @@ Model load_model(const ModelPaths& paths) {
           unk,
           bos,
           nullptr,
+          nullptr,
           nullptr};
   if (m.config.subword()) m.subword = subword_tokenizer(m.vocab, m.weights, paths.vocab);
   if (!paths.memory.empty()) m.memory = Memory::open(paths.memory, m.vocab);

@@ -18,6 +18,7 @@
 namespace nextword {
 
 class FileBytes;
+class GgufFile;
 
 struct ModelPaths {
   std::string vocab;    // vocab.json; empty for a model of one file (GGUF)
@@ -43,6 +44,9 @@ struct Model {
   std::shared_ptr<const SubwordTokenizer> subword;
   // The memory of its training text (predict/memory_mixture.h), or null.
   std::shared_ptr<const Memory> memory;
+  // The GGUF file a model of one file was read from (its metadata and
+  // tensor types, for `info`), or null.
+  std::shared_ptr<const GgufFile> gguf;
 
   bool is_special(int id) const { return id == unk_id || id == bos_id; }
 };

@@ -121,7 +121,8 @@ Model make_model(const TrainOptions& o, std::vector<std::string> words) {
   const ModelPaths paths{(dir / "vocab.json").string(), (dir / "weights.json").string(), ""};
   const int unk = vocab.find(c.unk_token);
   const int bos = c.has_bos() ? vocab.find(c.bos_token) : -1;
-  return Model{paths, 0, 0, c, std::move(vocab), std::move(weights), unk, bos, nullptr, nullptr};
+  return Model{paths, 0,   0,       c,       std::move(vocab), std::move(weights),
+               unk,   bos, nullptr, nullptr, nullptr};
 }
 
 // Distillation's teacher: a model whose vocabulary is the run's, word for

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "format/gguf.h"
 #include "text/tokenizer.h"
 
 namespace nextword::views {
@@ -166,6 +168,49 @@ std::string model_info(const Model& model, Format format) {
                {"config", config_to_json(model.config)},
                {"tensors", tensors}};
   info["config"]["norm_eps"] = shortest(model.config.norm_eps);
+  std::vector<std::pair<std::string, std::string>> gguf_lines;  // the file's own, for the text
+  if (model.gguf) {
+    const GgufFile& g = *model.gguf;
+    info.erase("vocab_file");
+    info.erase("vocab_bytes");
+    info["format"] = "gguf";
+    info["version"] = g.version();
+    json metadata = json::object();
+    for (const auto& [key, value] : g.metadata()) {
+      // general.* says what the model is (name, licence, source); the
+      // tokenizer's arrays are too long to show.
+      if (key.starts_with("general.") || !value.is_array()) {
+        metadata[std::string(key)] = g.value_text(value);
+      }
+    }
+    std::map<std::string, std::pair<int, uint64_t>> types;  // name -> tensors, bytes
+    uint64_t total = 0;
+    for (const GgufTensor& t : g.tensors()) {
+      auto& [count, bytes] = types[ggml_type_info(t.type).name];
+      ++count;
+      bytes += t.bytes;
+      total += t.bytes;
+    }
+    json type_list = json::object();
+    std::string type_text;
+    for (const auto& [name, counted] : types) {
+      const double share = total > 0 ? static_cast<double>(counted.second) / total : 0;
+      type_list[name] = {{"tensors", counted.first}, {"bytes", counted.second}, {"share", share}};
+      if (!type_text.empty()) type_text += ", ";
+      type_text += name + " " + std::to_string(counted.first) + " tensors (" +
+                   fixed(100 * share, 1) + "% of " + human_bytes(static_cast<double>(total)) + ")";
+    }
+    info["gguf"] = {{"architecture", g.string("general.architecture", "")},
+                    {"metadata", metadata},
+                    {"types", type_list}};
+    gguf_lines.emplace_back("architecture", std::string(g.string("general.architecture", "")));
+    gguf_lines.emplace_back("tensor types", type_text);
+    for (const auto& [key, value] : metadata.items()) {
+      if (key.starts_with("general.") && key != "general.architecture") {
+        gguf_lines.emplace_back(key, value.get<std::string>());
+      }
+    }
+  }
   std::string memory_text;
   if (model.memory) {
     const MemoryHeader& h = model.memory->header();
@@ -188,11 +233,19 @@ std::string model_info(const Model& model, Format format) {
   auto line = [&text, width](const std::string& key, const std::string& value) {
     text += key + std::string(width - key.size(), ' ') + value + "\n";
   };
-  line("vocab.json", model.paths.vocab + " (" + std::to_string(model.vocab_file_bytes) +
-                         " bytes, " + std::to_string(model.vocab.size()) + " words)");
-  line("weights", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
-                      " bytes, format nextword version 1" +
-                      (model.weights.owns_storage() ? "" : ", memory-mapped") + ")");
+  for (const auto& [key, value] : gguf_lines) width = std::max(width, key.size() + 2);
+  if (model.gguf) {
+    line("file", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
+                     " bytes, GGUF version " + std::to_string(model.gguf->version()) +
+                     ", memory-mapped, " + std::to_string(model.vocab.size()) + " tokens)");
+    for (const auto& [key, value] : gguf_lines) line(key, value);
+  } else {
+    line("vocab.json", model.paths.vocab + " (" + std::to_string(model.vocab_file_bytes) +
+                           " bytes, " + std::to_string(model.vocab.size()) + " words)");
+    line("weights", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
+                        " bytes, format nextword version 1" +
+                        (model.weights.owns_storage() ? "" : ", memory-mapped") + ")");
+  }
   if (model.memory) line("memory", memory_text);
   line("parameters", std::to_string(model.weights.parameter_count()) + " (" +
                          human_bytes(static_cast<double>(model.weights.parameter_count()) * 4) +

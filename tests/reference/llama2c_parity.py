@@ -66,17 +66,19 @@ def read_legacy(path, torch):
 
 
 def llama_forward(cfg, w, ids, torch):
-    """run.c's forward for every position: (logits [T, V], attention [L][h][T][T])."""
+    """run.c's forward for every position: (logits [T, V], attention [L][h][T][T]);
+    cfg's "theta" (default 10000) and "eps" (default 1e-5) as a GGUF file gives them."""
     T, hs, heads = len(ids), cfg["hs"], cfg["heads"]
     group = heads // cfg["kv_heads"]
+    theta, eps = cfg.get("theta", 10000.0), cfg.get("eps", 1e-5)
 
     def rmsnorm(x, g):
-        return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + 1e-5) * g
+        return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * g
 
-    def rope(x):  # x [T, n * hs]: pair (i, i+1) turns by pos / 10000^((i % hs) / hs)
+    def rope(x):  # x [T, n * hs]: pair (i, i+1) turns by pos / theta^((i % hs) / hs)
         out = x.clone()
         for i in range(0, x.shape[1], 2):
-            freq = 1.0 / 10000.0 ** ((i % hs) / hs)
+            freq = 1.0 / theta ** ((i % hs) / hs)
             angle = torch.arange(T, dtype=torch.float64) * freq
             c, s = torch.cos(angle), torch.sin(angle)
             out[:, i] = x[:, i] * c - x[:, i + 1] * s

@@ -42,8 +42,8 @@ Config adaptive_config() {
 Model reloaded(const Model& m, TensorDtype dtype, testing::TempDir& d) {
   WeightsFile w =
       read_weights(d.write("w.safetensors", weights_safetensors(m.config, m.weights, dtype)));
-  return Model{ModelPaths{},         0, 0,        w.config, m.vocab,
-               std::move(w.weights), 0, m.bos_id, nullptr,  nullptr};
+  return Model{ModelPaths{}, 0,       0,       w.config, m.vocab, std::move(w.weights), 0,
+               m.bos_id,     nullptr, nullptr, nullptr};
 }
 
 uint32_t bits_of(float x) { return std::bit_cast<uint32_t>(x); }

@@ -55,7 +55,8 @@ inline Model random_model(Config c, bool attention_bias, bool classifier_bias, u
     }
   }
   const int bos = c.has_bos() ? 1 : -1;
-  return Model{ModelPaths{}, 0, 0, c, Vocabulary(words), std::move(w), 0, bos, nullptr, nullptr};
+  return Model{ModelPaths{}, 0,       0,       c,      Vocabulary(words), std::move(w), 0,
+               bos,          nullptr, nullptr, nullptr};
 }
 
 // The config every test starts from: 2 layers, everything switched on.

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Writes fuzz_gguf's seed files with the tests' own GGUF writer
+(tests/reference/gguf_writer.py): a tiny llama model in F32, the same with
+F16 projections, a file of every value type, and a vocabulary alone.
+
+    python3 tests/fuzz/make_gguf_seeds.py tests/fuzz/corpus/fuzz_gguf
+"""
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import gguf_writer as w  # noqa: E402
+
+D, FF, HEADS, KV, LAYERS, CONTEXT = 8, 16, 2, 1, 1, 32
+WORDS = ["\u2581", "\u2581the", "\u2581a", "e", "t", "\u2581Once", "\u2581upon"]
+
+
+def vocabulary(g):
+    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + WORDS
+    g.add("tokenizer.ggml.model", w.STRING, "llama")
+    g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
+    g.add_array("tokenizer.ggml.scores", w.F32,
+                [0.0] * 259 + [-float(i) for i in range(len(WORDS))])
+    g.add_array("tokenizer.ggml.token_type", w.I32, [2, 3, 3] + [6] * 256 + [1] * len(WORDS))
+    g.add("tokenizer.ggml.bos_token_id", w.U32, 1)
+    g.add("tokenizer.ggml.eos_token_id", w.U32, 2)
+    return len(tokens)
+
+
+def model(halves):
+    rng = random.Random(1)
+    g = w.Gguf()
+    g.add("general.architecture", w.STRING, "llama")
+    g.add("general.name", w.STRING, "seed")
+    for key, value in (("context_length", CONTEXT), ("embedding_length", D),
+                       ("block_count", LAYERS), ("feed_forward_length", FF),
+                       ("attention.head_count", HEADS), ("attention.head_count_kv", KV)):
+        g.add("llama." + key, w.U32, value)
+    g.add("llama.attention.layer_norm_rms_epsilon", w.F32, 1e-5)
+    V = vocabulary(g)
+
+    def floats(n):
+        return [rng.uniform(-0.5, 0.5) for _ in range(n)]
+
+    def matrix(name, rows, row_length):
+        values = floats(rows * row_length)
+        if halves:
+            g.tensor(name, [row_length, rows], w.F16_TYPE, w.halves_bytes(values))
+        else:
+            g.tensor(name, [row_length, rows], w.F32_TYPE, w.floats_bytes(values))
+
+    head = D // HEADS
+    g.tensor("token_embd.weight", [D, V], w.F32_TYPE, w.floats_bytes(floats(V * D)))
+    for layer in range(LAYERS):
+        p = "blk.%d." % layer
+        g.tensor(p + "attn_norm.weight", [D], w.F32_TYPE, w.floats_bytes([1.0] * D))
+        matrix(p + "attn_q.weight", D, D)
+        matrix(p + "attn_k.weight", KV * head, D)
+        matrix(p + "attn_v.weight", KV * head, D)
+        matrix(p + "attn_output.weight", D, D)
+        g.tensor(p + "ffn_norm.weight", [D], w.F32_TYPE, w.floats_bytes([1.0] * D))
+        matrix(p + "ffn_gate.weight", FF, D)
+        matrix(p + "ffn_up.weight", FF, D)
+        matrix(p + "ffn_down.weight", D, FF)
+    g.tensor("output_norm.weight", [D], w.F32_TYPE, w.floats_bytes([1.0] * D))
+    return g.bytes()
+
+
+def every_type():
+    g = w.Gguf(version=2)
+    for vtype, value in ((w.U8, 7), (w.I8, -7), (w.U16, 700), (w.I16, -700), (w.U32, 70000),
+                         (w.I32, -70000), (w.F32, 0.5), (w.BOOL, True), (w.STRING, "caf\u00e9"),
+                         (w.U64, 2 ** 40), (w.I64, -2 ** 40), (w.F64, 0.25)):
+        g.add("x.type%d" % vtype, vtype, value)
+    g.add_array("x.numbers", w.I32, [1, -2, 3])
+    g.add("general.alignment", w.U32, 64)
+    g.alignment = 64
+    g.tensor("t", [32, 2], w.Q8_0_TYPE, bytes(68))
+    return g.bytes()
+
+
+def vocabulary_only():
+    g = w.Gguf()
+    g.add("general.architecture", w.STRING, "llama")
+    vocabulary(g)
+    return g.bytes()
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, data in (("llama_f32", model(False)), ("llama_f16", model(True)),
+                       ("every_type", every_type()), ("vocabulary_only", vocabulary_only())):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

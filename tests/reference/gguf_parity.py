@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""GGUF models read in place against PyTorch: random llama models of several
+shapes (grouped-query attention, a classifier of their own or tied, rope
+bases, epsilons, F32 or F16 projections), written by the tests' own GGUF
+writer (gguf_writer.py), run by `nextword attention --model FILE.gguf`, and
+compared with llama2.c's math written out in float64 (llama2c_parity.py's
+llama_forward: y = W x on the file's [out, in] rows, as GGUF holds them),
+on the weights the file holds (F16 values widened exactly). Norm-wise
+relative error <= 1e-4 on every position's attention and the listed next
+pieces' logits and probabilities.
+
+    /usr/bin/python3 tests/reference/gguf_parity.py build/nextword
+
+Exits 0 when everything matches, 1 when not, 77 (skip) when torch is
+missing and --require-torch is false.
+"""
+import argparse
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gguf_writer as w  # noqa: E402
+from llama2c_parity import llama_forward, relative_error  # noqa: E402
+
+TOLERANCE = 1e-4
+PHRASES = ["the cat sat", "a hat on the mat", "the", "at the tea and the cat"]
+WORDS = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on", "\u2581mat",
+         "\u2581and", "\u2581tea", "at", "th", "e", "\u2581", "a", "t", "h", "c", "s", "m", "o", "n",
+         "d"]
+# (d, layers, heads, kv heads, ffn, tied, theta, eps, F16 projections)
+SHAPES = [(16, 2, 4, 2, 24, True, 10000.0, 1e-5, False),
+          (16, 1, 2, 2, 16, False, 500000.0, 1e-6, False),
+          (24, 2, 3, 1, 40, False, 10000.0, 1e-5, True),
+          (32, 3, 4, 4, 48, True, 1000.0, 1e-5, True)]
+
+
+def model_file(path, seed, shape, torch):
+    """Writes a random llama GGUF file; gives (cfg, weights in run.c's names as float64)."""
+    d, L, heads, kv_heads, ff, tied, theta, eps, halves = shape
+    rng = random.Random(seed)
+    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + WORDS
+    V, hs = len(tokens), d // heads
+    g = w.Gguf()
+    g.add("general.architecture", w.STRING, "llama")
+    for key, value in (("context_length", 64), ("embedding_length", d), ("block_count", L),
+                       ("feed_forward_length", ff), ("attention.head_count", heads),
+                       ("attention.head_count_kv", kv_heads)):
+        g.add("llama." + key, w.U32, value)
+    g.add("llama.rope.freq_base", w.F32, theta)
+    g.add("llama.attention.layer_norm_rms_epsilon", w.F32, eps)
+    g.add("tokenizer.ggml.model", w.STRING, "llama")
+    g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
+    g.add_array("tokenizer.ggml.scores", w.F32,
+                [0.0] * 259 + [-float(i) for i in range(len(WORDS))])
+    weights = {}
+
+    def tensor(name, ours, rows, row_length, scale=0.3, plain=False, gain=False):
+        values = [1.0 + rng.uniform(-0.2, 0.2) if gain else rng.gauss(0, scale)
+                  for _ in range(rows * row_length)]
+        dims = [row_length] if rows == 1 else [row_length, rows]
+        if halves and not plain:
+            data = w.halves_bytes(values)
+            values = list(struct.unpack("<%de" % len(values), data))
+            g.tensor(name, dims, w.F16_TYPE, data)
+        else:
+            data = w.floats_bytes(values)
+            values = list(struct.unpack("<%df" % len(values), data))
+            g.tensor(name, dims, w.F32_TYPE, data)
+        t = torch.tensor(values, dtype=torch.float64)
+        weights.setdefault(ours, []).append(t.reshape(rows, row_length) if rows > 1 else t)
+
+    tensor("token_embd.weight", "emb", V, d, plain=True)
+    for l in range(L):
+        p = "blk.%d." % l
+        tensor(p + "attn_norm.weight", "rms_att", 1, d, plain=True, gain=True)
+        tensor(p + "attn_q.weight", "wq", d, d)
+        tensor(p + "attn_k.weight", "wk", kv_heads * hs, d)
+        tensor(p + "attn_v.weight", "wv", kv_heads * hs, d)
+        tensor(p + "attn_output.weight", "wo", d, d)
+        tensor(p + "ffn_norm.weight", "rms_ffn", 1, d, plain=True, gain=True)
+        tensor(p + "ffn_gate.weight", "w1", ff, d)
+        tensor(p + "ffn_down.weight", "w2", d, ff)
+        tensor(p + "ffn_up.weight", "w3", ff, d)
+    tensor("output_norm.weight", "rms_final", 1, d, plain=True, gain=True)
+    if not tied:
+        tensor("output.weight", "wcls", V, d, plain=True)
+    with open(path, "wb") as f:
+        f.write(g.bytes())
+    out = {k: v[0] for k, v in weights.items() if k in ("emb", "rms_final", "wcls")}
+    for k, v in weights.items():
+        if k not in out:
+            out[k] = torch.stack(v)
+    if tied:
+        out["wcls"] = out["emb"]
+    cfg = {"dim": d, "L": L, "heads": heads, "kv_heads": kv_heads, "hs": hs, "theta": theta,
+           "eps": eps}
+    return cfg, out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("nextword")
+    parser.add_argument("--require-torch", default="0")
+    args = parser.parse_args()
+    try:
+        import torch
+    except ImportError as e:
+        print("gguf parity: cannot import torch (%s); install python3-torch" % e)
+        return 1 if args.require_torch in ("1", "ON", "true") else 77
+    failures, worst = [], {}
+    with tempfile.TemporaryDirectory(prefix="nextword-gguf-parity-") as tmp:
+        for seed, shape in enumerate(SHAPES):
+            path = os.path.join(tmp, "m%d.gguf" % seed)
+            cfg, weights = model_file(path, seed, shape, torch)
+            run = subprocess.run([args.nextword, "attention", "-k", "40", "--model", path, "-q"],
+                                 input="\n".join(PHRASES) + "\n", capture_output=True, text=True,
+                                 check=False)
+            if run.returncode != 0:
+                failures.append("model %d %r: exit %d: %s" % (seed, shape, run.returncode,
+                                                               run.stderr.strip()))
+                continue
+            for phrase, line in zip(PHRASES, run.stdout.splitlines()):
+                got = json.loads(line)
+                logits, attention = llama_forward(cfg, weights, got["ids"], torch)
+                last = logits[-1]
+                probabilities = torch.softmax(last, dim=-1)
+                listed = got["pieces"]
+                errors = {
+                    "logits": relative_error([p["logit"] for p in listed],
+                                             [last[p["id"]].item() for p in listed]),
+                    "probabilities": relative_error([p["probability"] for p in listed],
+                                                    [probabilities[p["id"]].item()
+                                                     for p in listed]),
+                    "attention": relative_error(
+                        [x for layer in got["attention"] for head in layer for row in head
+                         for x in row],
+                        [x for layer in attention for head in layer
+                         for x in head.flatten().tolist()]),
+                }
+                for key, error in errors.items():
+                    worst[key] = max(worst.get(key, 0.0), error)
+                    if error > TOLERANCE:
+                        failures.append("model %d %r, %r: %s relative error %.3g" % (
+                            seed, shape, phrase, key, error))
+    for failure in failures:
+        print("FAIL " + failure)
+    print("gguf parity: %d models x %d phrases against llama2.c's math in float64; largest "
+          "relative error: %s" % (len(SHAPES), len(PHRASES), ", ".join(
+              "%s %.3g" % item for item in sorted(worst.items()))))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
