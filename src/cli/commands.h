@@ -84,6 +84,8 @@ CLI::App* add_complete_command(CLI::App& app, std::function<int()>& run);
 CLI::App* add_type_command(CLI::App& app, std::function<int()>& run);
 // nextword score [TEXT...] [-f text|tsv|json] [--min-perplexity X] [--max-perplexity Y]
 CLI::App* add_score_command(CLI::App& app, std::function<int()>& run);
+// nextword tokenize [TEXT] [-m MODEL] [-f text|json]
+CLI::App* add_tokenize_command(CLI::App& app, std::function<int()>& run);
 // nextword lens PHRASE [-k K] [--mid] [--all-positions]
 CLI::App* add_lens_command(CLI::App& app, std::function<int()>& run);
 // nextword trace PHRASE [--only GLOB] [-f json|text]

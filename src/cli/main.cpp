@@ -32,11 +32,12 @@ int run(int argc, char** argv) {
   // Registered in the order `nextword --help` lists them.
   using AddCommand = CLI::App* (*)(CLI::App&, std::function<int()>&);
   constexpr AddCommand kCommands[] = {
-      add_predict_command, add_complete_command, add_type_command,  add_attention_command,
-      add_score_command,   add_lens_command,     add_trace_command, add_attribute_command,
-      add_info_command,    add_models_command,   add_adapt_command, add_train_command,
-      add_memory_command,  add_lexicon_command,  add_eval_command,  add_convert_command,
-      add_bench_command,   add_generate_command, add_serve_command, add_lsp_command};
+      add_predict_command,   add_complete_command, add_type_command,     add_attention_command,
+      add_score_command,     add_tokenize_command, add_lens_command,     add_trace_command,
+      add_attribute_command, add_info_command,     add_models_command,   add_adapt_command,
+      add_train_command,     add_memory_command,   add_lexicon_command,  add_eval_command,
+      add_convert_command,   add_bench_command,    add_generate_command, add_serve_command,
+      add_lsp_command};
   std::function<int()> runs[std::size(kCommands)];
   CLI::App* commands[std::size(kCommands)];
   for (size_t i = 0; i < std::size(kCommands); ++i) commands[i] = kCommands[i](app, runs[i]);

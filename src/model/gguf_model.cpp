@@ -7,8 +7,7 @@
 #include "base/error.h"
 #include "format/file_bytes.h"
 #include "format/gguf.h"
-#include "text/subword.h"
-#include "text/utf8.h"
+#include "model/gguf_vocabulary.h"
 
 namespace nextword {
 namespace {
@@ -16,7 +15,6 @@ namespace {
 // Hyperparameters past these are refused before anything is read (as
 // weights.json's config is).
 constexpr uint64_t kMaxDimension = uint64_t{1} << 20;
-constexpr uint64_t kMaxVocabulary = uint64_t{1} << 24;
 constexpr uint64_t kMaxLayers = 1024;
 
 // One tensor of an architecture: GGUF's name ("blk.N." for each layer's)
@@ -158,33 +156,15 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
     throw model_error(path, "metadata.general.architecture",
                       "\"" + arch + "\" is not read (nextword reads llama)");
   }
-  const std::string tokenizer_model(g.string("tokenizer.ggml.model"));
-  if (tokenizer_model != "llama") {
-    throw model_error(
-        path, "metadata.tokenizer.ggml.model",
-        "\"" + tokenizer_model + "\" is not read (nextword reads llama, SentencePiece)");
-  }
-  const std::vector<std::string_view> tokens = g.strings("tokenizer.ggml.tokens");
-  if (tokens.empty() || tokens.size() > kMaxVocabulary) {
-    throw model_error(path, "metadata.tokenizer.ggml.tokens",
-                      std::to_string(tokens.size()) + " tokens is out of range");
-  }
-  const auto V = static_cast<int>(tokens.size());
+  GgufVocabulary v = gguf_vocabulary(g);
+  const int V = v.vocab.size();
   Config c = llama_config(g, V);
 
   // The tensors: each of format v1's layout, found by its GGUF name, its
   // shape and type checked.
   auto owner = std::make_shared<GgufOwner>();
   owner->file = file;
-  owner->scores.assign(tokens.size(), 0.0f);
-  const std::vector<double> scores = g.numbers("tokenizer.ggml.scores", tokens.size());
-  for (size_t i = 0; i < scores.size(); ++i) {
-    owner->scores[i] = static_cast<float>(scores[i]);
-    if (!std::isfinite(owner->scores[i])) {
-      throw model_error(path, "metadata.tokenizer.ggml.scores",
-                        "score " + std::to_string(i) + " is not finite");
-    }
-  }
+  owner->scores = v.scores;
   std::map<std::string, std::pair<std::string, bool>> by_ours;  // ours -> (gguf name, output rows)
   for (const TensorName& t : kLlamaTensors) {
     const std::string gguf(t.gguf), ours(t.ours);
@@ -234,58 +214,19 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
     sources.push_back({t->data, output_rows, f16 ? WeightType::kF16 : WeightType::kF32});
   }
 
-  // The vocabulary: the tokens, SentencePiece's U+2581 read as the space it
-  // stands for (as llama2.c's tokenizer.bin holds them).
-  SubwordPieces pieces;
-  pieces.scores = owner->scores;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (!is_valid_utf8(tokens[i])) {
-      throw model_error(path, "metadata.tokenizer.ggml.tokens",
-                        "token " + std::to_string(i) + " is not valid UTF-8");
-    }
-    std::string piece;
-    for (size_t at = 0; at < tokens[i].size();) {
-      if (tokens[i].compare(at, 3, "\xe2\x96\x81") == 0) {
-        piece += ' ';
-        at += 3;
-      } else {
-        piece += tokens[i][at++];
-      }
-    }
-    pieces.max_piece_length = std::max(pieces.max_piece_length, static_cast<int>(piece.size()));
-    pieces.pieces.push_back(std::move(piece));
-  }
-  const auto special = [&](const char* key, uint64_t fallback) {
-    const uint64_t id = g.integer(key, fallback);
-    if (id >= tokens.size()) {
-      throw model_error(
-          path, std::string("metadata.") + key,
-          std::to_string(id) + " is not a token id (of " + std::to_string(tokens.size()) + ")");
-    }
-    return static_cast<int>(id);
-  };
-  const int unk = special("tokenizer.ggml.unknown_token_id", 0);
-  const int bos = special("tokenizer.ggml.bos_token_id", 1);
-  if (unk != SubwordTokenizer::kUnk || bos != SubwordTokenizer::kBos) {
-    throw model_error(path, "metadata.tokenizer.ggml.bos_token_id",
-                      "unknown " + std::to_string(unk) + " and bos " + std::to_string(bos) +
-                          ": only ids 0 and 1 are read yet");
-  }
-  c.unk_token = pieces.pieces[static_cast<size_t>(unk)];
-  c.bos_token = pieces.pieces[static_cast<size_t>(bos)];
-  Vocabulary vocab(pieces.pieces, path);
-  auto subword = std::make_shared<const SubwordTokenizer>(std::move(pieces), path);
+  c.unk_token = std::string(v.vocab.word(v.unk));
+  c.bos_token = std::string(v.vocab.word(v.bos));
   Weights weights(c, std::move(present), std::move(sources), owner);
   const auto bytes = static_cast<int64_t>(g.file_size());
   return Model{ModelPaths{path, path, ""},
                0,
                bytes,
                std::move(c),
-               std::move(vocab),
+               std::move(v.vocab),
                std::move(weights),
-               unk,
-               bos,
-               std::move(subword),
+               v.unk,
+               v.bos,
+               std::move(v.tokenizer),
                nullptr,
                std::move(file)};
 }

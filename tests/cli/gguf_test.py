@@ -65,6 +65,28 @@ class Gguf(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertTrue(r.stdout.strip())
 
+    def test_tokenize_gives_llama_cpps_ids_for_its_test_strings(self):
+        # llama.cpp's tokenizer tests: each string of NAME.gguf.inp (separated
+        # by a line __ggml_vocab_test__) and its ids in NAME.gguf.out, without
+        # the BOS token, from a vocabulary-only file.
+        for name in ("llama-spm", "phi-3"):
+            vocab = os.path.join(SHARED, "gguf", "vocab", "ggml-vocab-%s.gguf" % name)
+            with open(vocab + ".inp", encoding="utf-8") as f:
+                texts = f.read().split("\n__ggml_vocab_test__\n")
+            with open(vocab + ".out", encoding="utf-8") as f:
+                expected = f.read().split("\n")
+            self.assertGreaterEqual(len(texts), 46)
+            for text, ids in zip(texts[:46], expected):
+                with self.subTest(vocabulary=name, text=text):
+                    r = run("tokenize", "-m", vocab, "--", text)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertEqual(r.stdout.split(), ids.split())
+        r = run("tokenize", "-m", gguf("stories260K.gguf"), "-f", "json", "Once upon a time")
+        self.assertEqual(json.loads(r.stdout), {"ids": [403, 407, 261, 378],
+                                                "pieces": [" Once", " upon", " a", " time"]})
+        r = run("tokenize", "-m", gguf("stories260K.gguf"), stdin="Once upon\na time\n")
+        self.assertEqual(r.stdout, "403 407\n261 378\n")
+
     def test_files_that_cannot_be_read_are_one_line(self):
         with open(gguf("stories260K.gguf"), "rb") as f:
             good = f.read()
