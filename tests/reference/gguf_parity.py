@@ -26,7 +26,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gguf_writer as w  # noqa: E402
-from llama2c_parity import llama_forward, relative_error  # noqa: E402
+from llama2c_parity import attention_errors, llama_forward  # noqa: E402
 
 TOLERANCE = 1e-4
 PHRASES = ["the cat sat", "a hat on the mat", "the", "at the tea and the cat"]
@@ -128,21 +128,7 @@ def main():
             for phrase, line in zip(PHRASES, run.stdout.splitlines()):
                 got = json.loads(line)
                 logits, attention = llama_forward(cfg, weights, got["ids"], torch)
-                last = logits[-1]
-                probabilities = torch.softmax(last, dim=-1)
-                listed = got["pieces"]
-                errors = {
-                    "logits": relative_error([p["logit"] for p in listed],
-                                             [last[p["id"]].item() for p in listed]),
-                    "probabilities": relative_error([p["probability"] for p in listed],
-                                                    [probabilities[p["id"]].item()
-                                                     for p in listed]),
-                    "attention": relative_error(
-                        [x for layer in got["attention"] for head in layer for row in head
-                         for x in row],
-                        [x for layer in attention for head in layer
-                         for x in head.flatten().tolist()]),
-                }
+                errors = attention_errors(got, got["pieces"], logits, attention, torch)
                 for key, error in errors.items():
                     worst[key] = max(worst.get(key, 0.0), error)
                     if error > TOLERANCE:

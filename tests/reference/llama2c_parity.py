@@ -36,6 +36,23 @@ def relative_error(got, want):
     return worst / largest if largest else worst
 
 
+def attention_errors(got, listed, logits, attention, torch):
+    """The relative errors of an `attention -f json` record against logits
+    [T, V] and attention [L][h][T][T] computed for its ids: of the listed
+    next pieces' logits and probabilities, and of every attention weight."""
+    last = logits[-1]
+    probabilities = torch.softmax(last, dim=-1)
+    return {
+        "logits": relative_error([p["logit"] for p in listed],
+                                 [last[p["id"]].item() for p in listed]),
+        "probabilities": relative_error([p["probability"] for p in listed],
+                                        [probabilities[p["id"]].item() for p in listed]),
+        "attention": relative_error(
+            [x for layer in got["attention"] for head in layer for row in head for x in row],
+            [x for layer in attention for head in layer for x in head.flatten().tolist()]),
+    }
+
+
 def read_legacy(path, torch):
     """llama2.c's version-0 checkpoint as (config dict, tensors in run.c's shapes)."""
     with open(path, "rb") as f:
@@ -141,20 +158,7 @@ def main():
             for name, (logits, attention) in (
                     ("nextword_ref", ref.forward_all(ids)),
                     ("llama2.c math", llama_forward(cfg, w, ids, torch))):
-                last = logits[-1]
-                probabilities = torch.softmax(last, dim=-1)
-                errors = {
-                    "logits": relative_error([p["logit"] for p in listed],
-                                             [last[p["id"]].item() for p in listed]),
-                    "probabilities": relative_error([p["probability"] for p in listed],
-                                                    [probabilities[p["id"]].item()
-                                                     for p in listed]),
-                    "attention": relative_error(
-                        [x for layer in got["attention"] for head in layer for row in head
-                         for x in row],
-                        [x for layer in attention for head in layer for x in
-                         head.flatten().tolist()]),
-                }
+                errors = attention_errors(got, listed, logits, attention, torch)
                 for key, error in errors.items():
                     worst[key] = max(worst.get(key, 0.0), error)
                     if error > TOLERANCE:
