@@ -36,7 +36,14 @@ std::vector<InstalledModel> installed_models(const std::vector<std::string>& sea
   for (const std::string& dir : search_path) {
     std::error_code ec;
     for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-      const std::string name = entry.path().filename().string();
+      std::string name = entry.path().filename().string();
+      // A GGUF file NAME.gguf is the model NAME, beside the directories.
+      const bool gguf = name.ends_with(".gguf") && name.size() > 5 && entry.is_regular_file(ec);
+      if (gguf) {
+        name.resize(name.size() - 5);
+        if (names.insert(name).second) models.push_back({name, entry.path().string()});
+        continue;
+      }
       // The first directory of a name is what the name means, model or not.
       if (entry.is_directory(ec) && names.insert(name).second && looks_like_model(entry.path())) {
         models.push_back({name, entry.path().string()});

@@ -9,14 +9,15 @@
 namespace nextword {
 
 struct InstalledModel {
-  std::string name;  // the directory's name, e.g. "english"
-  std::string dir;   // its path
+  std::string name;  // the directory's name, e.g. "english", or a GGUF file's without ".gguf"
+  std::string dir;   // its path (the directory, or the GGUF file)
 };
 
 // The models along the search path, in name order: each directory holding
-// vocab.json, weights.safetensors or weights.json (whether they load is
-// load_model's to say); a name is the first directory of that name on the
-// path, so a later model of the same name is hidden.
+// vocab.json, weights.safetensors or weights.json, and each file NAME.gguf
+// (whether they load is load_model's to say); a name is the first
+// directory or GGUF file of that name on the path, so a later model of the
+// same name is hidden.
 std::vector<InstalledModel> installed_models(const std::vector<std::string>& search_path);
 
 // Is `value` a model's name rather than a path: non-empty, no '/', not "."

@@ -55,6 +55,24 @@ class Gguf(unittest.TestCase):
         self.assertEqual(record["tokens"], ["<s>", " Once", " upon", " a"])
         self.assertEqual(record["predictions"][0]["word"], "time")
 
+    def test_a_gguf_file_in_a_model_folder_is_a_model_by_name(self):
+        folder = os.path.join(self.tmp.name, "models")
+        os.makedirs(folder, exist_ok=True)
+        shutil.copyfile(gguf("stories260K.gguf"), os.path.join(folder, "tiny.gguf"))
+        env = {"NEXTWORD_MODELS": folder}
+        r = run("models", "--names", env=env)
+        self.assertIn("tiny", r.stdout.split("\n"))
+        r = run("models", "-f", "json", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        listed = [json.loads(line) for line in r.stdout.splitlines()]
+        tiny = [m for m in listed if m["name"] == "tiny"]
+        self.assertEqual(len(tiny), 1, r.stdout)
+        self.assertEqual(tiny[0]["vocabulary"], 512)
+        self.assertEqual(tiny[0]["directory"], os.path.join(folder, "tiny.gguf"))
+        r = run("predict", "-m", "tiny", "-k", "1", "Once upon a", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("time "), r.stdout)
+
     def test_commands_run_on_the_file(self):
         model = gguf("stories260K.gguf")
         for args in (["predict", "-k", "3", "Once upon a"], ["attention", "Once upon a"],
