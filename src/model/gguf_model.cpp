@@ -128,13 +128,9 @@ std::vector<uint64_t> file_dims(const std::vector<int64_t>& shape, bool output_r
   return {static_cast<uint64_t>(shape[1]), static_cast<uint64_t>(shape[0])};
 }
 
+// Dimensions as weights.json's messages write shapes ("[64,32]").
 std::string dims_text(const std::vector<uint64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
+  return shape_text(std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
 // What keeps a model's tensors alive: the file, and the few small vectors
