@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "base/error.h"
@@ -205,6 +206,14 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
       throw model_error(path, field,
                         std::string("type ") + info.name +
                             " is not read here (F32 tensors, and F16 projections)");
+    }
+    // Read in place, each element where its type needs it (a general.alignment
+    // of 1 or 2 may leave a float at an odd address).
+    const size_t element = f16 ? 2 : 4;
+    if (reinterpret_cast<uintptr_t>(t->data) % element != 0) {
+      throw model_error(path, field,
+                        "its data is not aligned to " + std::to_string(element) +
+                            " bytes (general.alignment " + std::to_string(g.alignment()) + ")");
     }
     present.push_back(spec);
     sources.push_back({t->data, output_rows, f16 ? WeightType::kF16 : WeightType::kF32});

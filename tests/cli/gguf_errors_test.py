@@ -22,9 +22,12 @@ TOKENS = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + ["\u2
 
 
 def llama(drop_key=None, keys=None, drop_tensor=None, dims=None, types=None, tokens=TOKENS,
-          arch="llama"):
+          arch="llama", alignment=32, name=""):
     """A 1-layer llama GGUF file; keys/dims/types override by name."""
-    g = w.Gguf()
+    g = w.Gguf(alignment=alignment)
+    if alignment != 32:
+        g.add("general.alignment", w.U32, alignment)
+    g.add("general.name", w.STRING, name)
     g.add("general.architecture", w.STRING, arch)
     values = {"llama.context_length": 16, "llama.embedding_length": D, "llama.block_count": 1,
               "llama.feed_forward_length": FF, "llama.attention.head_count": HEADS,
@@ -54,7 +57,18 @@ def llama(drop_key=None, keys=None, drop_tensor=None, dims=None, types=None, tok
         data = w.halves_bytes([0.01] * n) if ggml_type == w.F16_TYPE else (
             w.floats_bytes([0.01] * n) if ggml_type == w.F32_TYPE else bytes(n // 32 * 34))
         g.tensor(name, shape, ggml_type, data)
-    return g.bytes()
+    data = g.bytes()
+    return data if alignment == 32 else (data, g.data_start)
+
+
+def misaligned():
+    """A file of general.alignment 2 whose tensors' data starts 2 bytes past a
+    multiple of 4 (its name's length chosen so): every float at an odd place."""
+    for n in range(4):
+        data, start = llama(alignment=2, name="x" * n)
+        if start % 4 == 2:
+            return data
+    raise AssertionError("no name length puts the data 2 bytes past a multiple of 4")
 
 
 class GgufErrors(unittest.TestCase):
@@ -101,6 +115,9 @@ class GgufErrors(unittest.TestCase):
             (llama(types={"token_embd.weight": w.F16_TYPE}),
              "tensors.token_embd.weight: type F16 is not read here (F32 tensors, and F16 "
              "projections)"),
+            (misaligned(),
+             "tensors.token_embd.weight: its data is not aligned to 4 bytes "
+             "(general.alignment 2)"),
             (llama(arch="gpt2"),
              'metadata.general.architecture: "gpt2" is not read (nextword reads llama)'),
         ]

@@ -70,6 +70,7 @@ class Gguf:
             out += struct.pack("<IQ", ggml_type, offset)
             offset += -(-len(data) // self.alignment) * self.alignment
         out += b"\0" * (-len(out) % self.alignment)
+        self.data_start = len(out)  # where the tensors' data begins
         for (name, dims, ggml_type, data), at in zip(self.tensors, offsets):
             out += data + b"\0" * (-len(data) % self.alignment)
         return out
