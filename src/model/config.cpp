@@ -11,11 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-// Dimensions beyond these are rejected before anything is allocated.
-constexpr int64_t kMaxDimension = int64_t{1} << 20;
-constexpr int64_t kMaxVocabulary = int64_t{1} << 24;
-constexpr int64_t kMaxLayers = 1024;
-
 class ConfigReader {
  public:
   ConfigReader(const json& config, const std::string& file) : config_(config), file_(file) {

@@ -13,6 +13,12 @@
 
 namespace nextword {
 
+// Every reader's limits (weights.json's config, GGUF's hyperparameters):
+// sizes beyond these are refused before anything is allocated.
+constexpr int64_t kMaxDimension = int64_t{1} << 20;
+constexpr int64_t kMaxVocabulary = int64_t{1} << 24;
+constexpr int64_t kMaxLayers = 1024;
+
 enum class Positional { kNone, kLearned, kSinusoidal, kRope };
 enum class Norm { kNone, kLayerNorm, kRmsNorm };
 enum class Activation { kGelu, kRelu, kSwiglu, kRelu2 };

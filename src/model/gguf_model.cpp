@@ -13,11 +13,6 @@
 namespace nextword {
 namespace {
 
-// Hyperparameters past these are refused before anything is read (as
-// weights.json's config is).
-constexpr uint64_t kMaxDimension = uint64_t{1} << 20;
-constexpr uint64_t kMaxLayers = 1024;
-
 // One tensor of an architecture: GGUF's name ("blk.N." for each layer's)
 // and format v1's, and whether the file holds it as rows of outputs ([out,
 // in], every projection) rather than in the math's layout (vectors, and

@@ -6,12 +6,11 @@
 
 #include "base/error.h"
 #include "format/gguf.h"
+#include "model/config.h"
 #include "text/utf8.h"
 
 namespace nextword {
 namespace {
-
-constexpr uint64_t kMaxVocabulary = uint64_t{1} << 24;
 
 // A SentencePiece token as a piece: U+2581 read as the space it stands for
 // (as llama2.c's tokenizer.bin holds them).
@@ -38,7 +37,7 @@ GgufVocabulary gguf_vocabulary(const GgufFile& g) {
                       "\"" + model + "\" is not read (nextword reads llama, SentencePiece)");
   }
   const std::vector<std::string_view> tokens = g.strings("tokenizer.ggml.tokens");
-  if (tokens.empty() || tokens.size() > kMaxVocabulary) {
+  if (tokens.empty() || tokens.size() > static_cast<uint64_t>(kMaxVocabulary)) {
     throw model_error(path, "metadata.tokenizer.ggml.tokens",
                       std::to_string(tokens.size()) + " tokens is out of range");
   }
