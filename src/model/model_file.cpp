@@ -127,8 +127,9 @@ ModelPaths ModelPaths::in_directory(const std::string& dir) {
 }
 
 Model load_model(const ModelPaths& paths) {
-  if (weights_format(paths.weights) == WeightsFormat::kGguf) return gguf_model(paths.weights);
-  WeightsFile w = read_weights(paths.weights);
+  const WeightsFormat format = weights_format(paths.weights);  // one look at the file's start
+  if (format == WeightsFormat::kGguf) return gguf_model(paths.weights);
+  WeightsFile w = read_weights(paths.weights, format);
   const std::string& wf = paths.weights;
   // vocab.bin when fresh (model/vocab_index.h), else vocab.json itself.
   std::optional<IndexedVocabulary> indexed = fresh_vocab_index(paths.vocab);

@@ -36,7 +36,10 @@ WeightsFormat weights_format(const std::string& path) {
 }
 
 WeightsFile read_weights(const std::string& path) {
-  const WeightsFormat format = weights_format(path);
+  return read_weights(path, weights_format(path));
+}
+
+WeightsFile read_weights(const std::string& path, WeightsFormat format) {
   if (format == WeightsFormat::kGguf) {
     throw model_error(path, "", "a GGUF model is a model of its own file (--model FILE.gguf)");
   }

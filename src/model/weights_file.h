@@ -60,6 +60,8 @@ void set_half_weights(HalfWeights mode);
 
 // Reads either form; throws model_error naming the file and field at fault.
 WeightsFile read_weights(const std::string& path);
+// The same for a file whose form weights_format has already told.
+WeightsFile read_weights(const std::string& path, WeightsFormat format);
 WeightsFile read_weights_json(const FileBytes& file);
 // The tensors stay in the mapped file (zero-copy) when they are all F32 and
 // aligned; otherwise they are copied once into owned float32 storage, F16
