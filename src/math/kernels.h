@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "base/vector_clones.h"  // layers.cpp and row_products.cpp are built without fused
+#include "math/layers.h"         // Rotary
                                  // multiply-adds, so there each clone gives the same bits
 
 namespace nextword {
@@ -194,28 +195,33 @@ inline double rms_rstd(const float* x, int d, float eps) {
 }
 
 // Rotary positions' cos and sin: [positions, d_k/2, 2], entry (p, i) the cos
-// and sin of p * theta^(-2i/d_k), computed in double and kept per thread for
-// the (d_k, theta) last asked for (layers.cpp), so that a row's angles are the
-// same bits whatever the pass they are used in.
-const float* rope_cos_sin(int positions, int d_k, float theta);
+// and sin of p * theta^(-2i/d_k) / factor_i (factor_i = 1 without factors),
+// computed in double and kept per thread for the rotation last asked for
+// (layers.cpp), so that a row's angles are the same bits whatever the pass
+// they are used in.
+const float* rope_cos_sin(int positions, int d_k, const Rotary& rotary);
 
-// Turns the pairs of columns (2i, 2i+1) of each of the n_heads heads of d_k
-// columns of x[T, ld] by the angles of rotary positions first .. first+T-1
+// Turns the pairs of columns of each of the n_heads heads of d_k columns of
+// x[T, ld] (pair i: columns (2i, 2i+1), or (i, i + d_k/2) with
+// rotary.halves) by the angles of rotary positions first .. first+T-1
 // (rope_cos_sin), or back by the same angles (the rotation's transpose).
-inline void turn_pairs(float* x, int T, int ld, int n_heads, int d_k, float theta, int first,
-                       bool back) {
-  const float* angles = rope_cos_sin(first + T, d_k, theta);
+inline void turn_pairs(float* x, int T, int ld, int n_heads, int d_k, const Rotary& rotary,
+                       int first, bool back) {
+  const float* angles = rope_cos_sin(first + T, d_k, rotary);
   const int half = d_k / 2;
+  // Pair i's columns: i * step and i * step + other.
+  const int step = rotary.halves ? 1 : 2, other = rotary.halves ? half : 1;
   for (int t = 0; t < T; ++t) {
     const float* cs = angles + static_cast<size_t>(first + t) * static_cast<size_t>(2 * half);
     for (int h = 0; h < n_heads; ++h) {
-      float* pair = x + static_cast<size_t>(t) * static_cast<size_t>(ld) +
+      float* head = x + static_cast<size_t>(t) * static_cast<size_t>(ld) +
                     static_cast<size_t>(h) * static_cast<size_t>(d_k);
       for (int i = 0; i < half; ++i) {
         const float c = cs[2 * i], s = back ? -cs[2 * i + 1] : cs[2 * i + 1];
-        const float x0 = pair[2 * i], x1 = pair[2 * i + 1];
-        pair[2 * i] = x0 * c - x1 * s;
-        pair[2 * i + 1] = x0 * s + x1 * c;
+        float* pair = head + i * step;
+        const float x0 = pair[0], x1 = pair[other];
+        pair[0] = x0 * c - x1 * s;
+        pair[other] = x0 * s + x1 * c;
       }
     }
   }

@@ -114,18 +114,28 @@ void rmsnorm_forward(float* out, const float* in, const float* weight, int T, in
   for (int t = 0; t < T; ++t) rmsnorm_row(out + area(t, d), in + area(t, d), weight, d, eps);
 }
 
-const float* rope_cos_sin(int positions, int d_k, float theta) {
+const float* rope_cos_sin(int positions, int d_k, const Rotary& rotary) {
   struct Table {
     int d_k = 0;
     float theta = 0;
-    std::vector<float> values;  // [positions, d_k/2, 2]
+    std::vector<float> factors;  // empty: none
+    std::vector<float> values;   // [positions, d_k/2, 2]
   };
   thread_local Table table;
-  if (table.d_k != d_k || table.theta != theta) table = {d_k, theta, {}};
   const int half = d_k / 2;
+  const float* factors = rotary.factors;
+  const bool same_factors = factors == nullptr
+                                ? table.factors.empty()
+                                : table.factors.size() == static_cast<size_t>(half) &&
+                                      std::equal(factors, factors + half, table.factors.begin());
+  if (table.d_k != d_k || table.theta != rotary.theta || !same_factors) {
+    table = {d_k, rotary.theta, {}, {}};
+    if (factors != nullptr) table.factors.assign(factors, factors + half);
+  }
   for (auto p = static_cast<int>(table.values.size() / area(half, 2)); p < positions; ++p) {
     for (int i = 0; i < half; ++i) {
-      const double angle = p * std::pow(static_cast<double>(theta), -2.0 * i / d_k);
+      double angle = p * std::pow(static_cast<double>(rotary.theta), -2.0 * i / d_k);
+      if (factors != nullptr) angle /= static_cast<double>(factors[i]);
       table.values.push_back(static_cast<float>(std::cos(angle)));
       table.values.push_back(static_cast<float>(std::sin(angle)));
     }
@@ -133,8 +143,8 @@ const float* rope_cos_sin(int positions, int d_k, float theta) {
   return table.values.data();
 }
 
-void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, int first) {
-  turn_pairs(x, T, ld, n_heads, d_k, theta, first, false);
+void rope_forward(float* x, int T, int ld, int n_heads, int d_k, const Rotary& rotary, int first) {
+  turn_pairs(x, T, ld, n_heads, d_k, rotary, first, false);
 }
 
 void head_rmsnorm_forward(float* x, float* rstd, int T, int ld, int ld_rstd, int n_heads, int d_k,

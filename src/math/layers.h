@@ -52,13 +52,25 @@ void layernorm_forward(float* out, const float* in, const float* weight, const f
 void rmsnorm_forward(float* out, const float* in, const float* weight, int T, int d, float eps);
 
 // Rotary position embedding (RoFormer; pairs as in llama2.c): in each of the
-// n_heads column blocks of d_k columns of x[T, ld], the pair of columns
-// (2i, 2i+1) of row t turns by the angle (first + t) * theta^(-2i/d_k):
-//   x[2i]   = x[2i] cos - x[2i+1] sin
-//   x[2i+1] = x[2i] sin + x[2i+1] cos
+// How rotary positions turn a head's columns (data/FORMAT.md, "Rotary
+// positions"): pair i is the columns (2i, 2i+1) (llama2.c's and Llama's
+// GGUF files' pairing), or (i, i + d_k/2) with `halves` (GPT-NeoX's, Qwen2's);
+// it turns by the angle p * theta^(-2i/d_k) / factors[i] (Llama 3's
+// frequency factors; 1 when factors is null).
+struct Rotary {
+  float theta = 10000.0f;
+  bool halves = false;
+  const float* factors = nullptr;  // d_k/2 of them, or null
+};
+
+// n_heads column blocks of d_k columns of x[T, ld], pair i of row t turns
+// by the angle (first + t) * theta^(-2i/d_k) / factor_i:
+//   x[a] = x[a] cos - x[b] sin
+//   x[b] = x[a] sin + x[b] cos      (a, b the pair's columns)
 // In place; d_k is even. Each element's result depends on its row's position
 // and its own pair only.
-void rope_forward(float* x, int T, int ld, int n_heads, int d_k, float theta, int first = 0);
+void rope_forward(float* x, int T, int ld, int n_heads, int d_k, const Rotary& rotary,
+                  int first = 0);
 
 // QK-norm without a gain: each of the n_heads blocks of d_k columns of
 // x[T, ld] divided by its root mean square, x / sqrt(mean(x^2) + eps), in
@@ -197,7 +209,8 @@ void rmsnorm_backward(float* d_in, float* d_weight, const float* d_out, const fl
 
 // Through rope_forward: dx turned back by the same angles (the rotation's
 // transpose), in place.
-void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, int first = 0);
+void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, const Rotary& rotary,
+                   int first = 0);
 
 // Through head_rmsnorm_forward, in place: each block of dy[T, ld_d] becomes
 // d loss / d x = rstd (dy - y mean(dy y)), y[T, ld_y] the forward's output.

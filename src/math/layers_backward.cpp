@@ -119,8 +119,9 @@ void rmsnorm_backward(float* d_in, float* d_weight, const float* d_out, const fl
   }
 }
 
-void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, float theta, int first) {
-  turn_pairs(dx, T, ld, n_heads, d_k, theta, first, true);
+void rope_backward(float* dx, int T, int ld, int n_heads, int d_k, const Rotary& rotary,
+                   int first) {
+  turn_pairs(dx, T, ld, n_heads, d_k, rotary, first, true);
 }
 
 void head_rmsnorm_backward(float* dy, const float* y, const float* rstd, int T, int ld_d, int ld_y,

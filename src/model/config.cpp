@@ -149,6 +149,29 @@ float Config::attention_scale() const {
   return scale == Scale::kSqrtDk ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
 }
 
+// rope_pairs and rope_factors, which only rotary positions take.
+void read_rotary_options(ConfigReader& in, Config& c) {
+  const bool rope = c.positional == Positional::kRope;
+  for (const char* key : {"rope_pairs", "rope_factors"}) {
+    if (!rope && in.find(key) != nullptr) {
+      throw in.error(key, "only with \"positional\": \"rope\"");
+    }
+  }
+  if (!rope) return;
+  c.rope_halves = in.choice<bool>("rope_pairs", {{"adjacent", false}, {"halves", true}}, false);
+  const json* factors = in.find("rope_factors");
+  if (factors == nullptr) return;
+  const size_t half = static_cast<size_t>(c.d_k / 2);
+  if (!factors->is_array() || factors->size() != half) {
+    throw in.error("rope_factors", "must be an array of d_k / 2 = " + std::to_string(half) +
+                                       " numbers, got " + factors->dump().substr(0, 80));
+  }
+  for (size_t i = 0; i < half; ++i) {
+    c.rope_factors.push_back(
+        in.positive_number("rope_factors[" + std::to_string(i) + "]", (*factors)[i]));
+  }
+}
+
 Config parse_config(const json& object, const std::string& file) {
   ConfigReader in(object, file);
   Config c;
@@ -196,6 +219,7 @@ Config parse_config(const json& object, const std::string& file) {
     }
     c.rope_theta = in.positive_number("rope_theta", *theta);
   }
+  read_rotary_options(in, c);
   // Rotary positions turn pairs of a head's query and key columns.
   if (c.positional == Positional::kRope && c.n_layers > 0 && c.d_k % 2 != 0) {
     throw in.error("d_k",
@@ -288,6 +312,9 @@ nlohmann::ordered_json config_to_json(const Config& c) {
   j["positional"] = to_string(c.positional);
   // Only with rotary positions, so that other models' files stay as they were.
   if (c.positional == Positional::kRope) j["rope_theta"] = c.rope_theta;
+  // Only when not the default, so that other models' files stay as they were.
+  if (c.rope_halves) j["rope_pairs"] = "halves";
+  if (!c.rope_factors.empty()) j["rope_factors"] = c.rope_factors;
   j["norm"] = to_string(c.norm);
   j["norm_eps"] = c.norm_eps;
   // Only with QK-norm, so that other models' files stay as they were.

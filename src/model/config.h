@@ -36,7 +36,9 @@ struct Config {
   Activation activation = Activation::kGelu;  // kSwiglu: act(x) = silu(U W_gate) * (U W_in)
   int max_len = 0;
   Positional positional = Positional::kNone;
-  float rope_theta = 10000.0f;  // kRope: pair i of a head turns by p * rope_theta^(-2i/d_k)
+  float rope_theta = 10000.0f;      // kRope: pair i of a head turns by p * rope_theta^(-2i/d_k)
+  bool rope_halves = false;         // kRope: pair i is columns (i, i + d_k/2), not (2i, 2i+1)
+  std::vector<float> rope_factors;  // kRope: d_k/2 divisors of the pairs' angles; empty: 1
   Norm norm = Norm::kNone;
   float norm_eps = 1e-5f;
   bool qk_norm = false;  // each head's q and k divided by their root mean square (FORMAT.md)

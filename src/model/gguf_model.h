@@ -3,10 +3,8 @@
 // that visit_layout names (read in place: matrices as rows of outputs,
 // base/weight_view.h), its vocabulary and its tokenizer from the metadata.
 //
-// Architectures (general.architecture), each a table of tensor names onto
-// format v1's (data/FORMAT.md, "GGUF files"):
-//   llama  RMSNorm, rotary positions on adjacent pairs, SwiGLU, grouped-query
-//          attention, an output of its own or the embedding tied.
+// Architectures: llama, qwen2, gpt2 (model/gguf_architectures.h), each a
+// table of tensor names onto format v1's (data/FORMAT.md, "GGUF files").
 // Tensor types: F32 and F16. The tokenizer: tokenizer.ggml.model "llama"
 // (SentencePiece with scores and byte fallback).
 #pragma once

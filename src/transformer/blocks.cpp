@@ -24,6 +24,11 @@ void norm_backward(float* d_in, float* d_weight, float* d_bias, const float* d_o
   }
 }
 
+// The config's rotary positions as the math turns them.
+Rotary rotary(const Config& c) {
+  return {c.rope_theta, c.rope_halves, c.rope_factors.empty() ? nullptr : c.rope_factors.data()};
+}
+
 // Row `row`'s QK-norm scales in a.qk_rstd, or null without QK-norm.
 template <typename Activations>
 auto qk_rstd_at(Activations& a, const Config& c, size_t row) {
@@ -42,8 +47,8 @@ void position_qk_backward(float* dQ, float* dK, const float* QK, int ld, const f
                           c.kv_heads(), c.d_k);
   }
   if (c.positional == Positional::kRope) {
-    rope_backward(dQ, T, c.q_width(), c.n_heads, c.d_k, c.rope_theta);
-    rope_backward(dK, T, c.k_width(), c.kv_heads(), c.d_k, c.rope_theta);
+    rope_backward(dQ, T, c.q_width(), c.n_heads, c.d_k, rotary(c));
+    rope_backward(dK, T, c.k_width(), c.kv_heads(), c.d_k, rotary(c));
   }
 }
 
@@ -77,8 +82,8 @@ void residual_or_copy(float* out, const float* X, const float* O, size_t n, cons
 
 void position_qk(float* Q, float* K, int ld, float* rstd, int T, int first, const Config& c) {
   if (c.positional == Positional::kRope) {
-    rope_forward(Q, T, ld, c.n_heads, c.d_k, c.rope_theta, first);
-    rope_forward(K, T, ld, c.kv_heads(), c.d_k, c.rope_theta, first);
+    rope_forward(Q, T, ld, c.n_heads, c.d_k, rotary(c), first);
+    rope_forward(K, T, ld, c.kv_heads(), c.d_k, rotary(c), first);
   }
   if (c.qk_norm) {
     const int ld_rstd = c.n_heads + c.kv_heads();

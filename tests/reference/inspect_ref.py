@@ -76,18 +76,22 @@ def norm_of(model, x, prefix):
 
 
 def rotary(model, x):
-    """Rotary positions on x [T, h, d_k]: pairs (2i, 2i+1) of each head turn by
-    p * rope_theta^(-2i/d_k), written out element by element."""
+    """Rotary positions on x [T, h, d_k]: pair i of each head (columns (2i,
+    2i+1), or (i, i + d_k/2) with "rope_pairs": "halves") turns by
+    p * rope_theta^(-2i/d_k) / rope_factors[i], written out element by element."""
     c = model.config
     T, h, dk = x.shape
+    halves = c.get("rope_pairs") == "halves"
+    factors = c.get("rope_factors") or [1.0] * (dk // 2)
     out = x.clone()
     for p in range(T):
         for i in range(dk // 2):
-            angle = p * math.pow(c.get("rope_theta", 10000.0), -2.0 * i / dk)
+            angle = p * math.pow(c.get("rope_theta", 10000.0), -2.0 * i / dk) / factors[i]
             cos, sin = math.cos(angle), math.sin(angle)
-            a, b = x[p, :, 2 * i], x[p, :, 2 * i + 1]
-            out[p, :, 2 * i] = a * cos - b * sin
-            out[p, :, 2 * i + 1] = a * sin + b * cos
+            first, second = (i, i + dk // 2) if halves else (2 * i, 2 * i + 1)
+            a, b = x[p, :, first], x[p, :, second]
+            out[p, :, first] = a * cos - b * sin
+            out[p, :, second] = a * sin + b * cos
     return out
 
 

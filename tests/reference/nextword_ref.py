@@ -29,7 +29,8 @@ import torch.nn.functional as F
 
 CONFIG_DEFAULTS = {
     "n_heads": 0, "n_kv_heads": None, "d_k": 0, "d_v": 0, "d_ff": 0, "activation": "gelu",
-    "positional": "none", "rope_theta": 10000.0, "norm": "none", "norm_eps": 1e-5, "qk_norm": False,
+    "positional": "none", "rope_theta": 10000.0, "rope_pairs": "adjacent", "norm": "none",
+    "norm_eps": 1e-5, "qk_norm": False,
     "residual": True, "causal": True, "scale": "sqrt_dk", "tied_classifier": False,
     "tokenizer": {}, "unk_token": "<unk>", "bos_token": None,
     "adaptive_cutoffs": None, "adaptive_div": 4.0,
@@ -173,17 +174,25 @@ class Model:
                             self.tensors[prefix + ".bias"], eps=c["norm_eps"])
 
     def rope(self, x):
-        """Rotary positions on Q or K [..., T, h*d_k]: in each head, the pair of
-        columns (2i, 2i+1) at position p turns by p * theta^(-2i/d_k)."""
+        """Rotary positions on Q or K [..., T, h*d_k]: in each head, pair i
+        (columns (2i, 2i+1), or (i, i + d_k/2) with "rope_pairs": "halves") at
+        position p turns by p * theta^(-2i/d_k) / rope_factors[i]."""
         c = self.config
         if c["positional"] != "rope":
             return x
         T, dk = x.shape[-2], c["d_k"]
         h = x.shape[-1] // dk  # n_heads for Q, the kv heads for K
         i = torch.arange(dk // 2, dtype=DTYPE)
-        angle = torch.arange(T, dtype=DTYPE)[:, None] * torch.pow(
-            torch.tensor(float(c["rope_theta"]), dtype=DTYPE), -2.0 * i / dk)[None, :]
+        frequency = torch.pow(torch.tensor(float(c["rope_theta"]), dtype=DTYPE), -2.0 * i / dk)
+        if c.get("rope_factors"):
+            frequency = frequency / torch.tensor(c["rope_factors"], dtype=DTYPE)
+        angle = torch.arange(T, dtype=DTYPE)[:, None] * frequency[None, :]
         cos, sin = torch.cos(angle)[:, None, :], torch.sin(angle)[:, None, :]  # [T, 1, dk/2]
+        if c.get("rope_pairs") == "halves":
+            heads = x.reshape(*x.shape[:-1], h, 2, dk // 2)
+            x0, x1 = heads[..., 0, :], heads[..., 1, :]
+            turned = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-2)
+            return turned.reshape(x.shape)
         pairs = x.reshape(*x.shape[:-1], h, dk // 2, 2)
         x0, x1 = pairs[..., 0], pairs[..., 1]
         turned = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)

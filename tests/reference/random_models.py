@@ -126,6 +126,14 @@ def random_model(seed, modern=False, adaptive=False, grouped=False):
             c["d_k"] += c["d_k"] % 2  # rotary positions turn pairs of columns
             if extra.random() < 0.5:
                 c["rope_theta"] = extra.choice([10.0, 100.0, 500000.0])
+        # The pairing and frequency factors of rotary positions, from a stream
+        # of their own too.
+        rotary = random.Random(seed * 7877 + 3)
+        if c["positional"] == "rope" and rotary.random() < 0.5:
+            c["rope_pairs"] = "halves"
+        if c["positional"] == "rope" and rotary.random() < 0.4:
+            c["rope_factors"] = [f32(rotary.choice([1.0, 0.5, 2.0, 8.0]) * rotary.uniform(0.9, 1.1))
+                                 for _ in range(c["d_k"] // 2)]
         # Squared relu in place of relu or gelu, from a stream of
         # its own, so that no other draw changes.
         if c["activation"] in ("relu", "gelu") and random.Random(seed * 15485863 + 49).random() < 0.6:

@@ -50,6 +50,10 @@ std::vector<Case> cases() {
   // Rotary positions turn pairs of columns: d_k even.
   add("rotary positions",
       [](Config& c) { c.positional = Positional::kRope, c.rope_theta = 50, c.d_k = 4; });
+  add("rotary positions on halves, with factors", [](Config& c) {
+    c.positional = Positional::kRope, c.rope_theta = 50, c.d_k = 4, c.rope_halves = true;
+    c.rope_factors = {0.5f, 3.0f};
+  });
   add("rmsnorm", [](Config& c) { c.norm = Norm::kRmsNorm; });
   add("swiglu", [](Config& c) { c.activation = Activation::kSwiglu; });
   add(

@@ -91,7 +91,7 @@ TEST_CASE("rotary positions turn adjacent pairs by p * theta^(-2i/d_k)", "[math]
   // One head of d_k = 4, theta 100: pair 0 turns by p rad, pair 1 by p / 10 rad.
   std::vector<float> x = {1, 0, 0, 1,   // position 0: not turned
                           1, 0, 0, 1};  // position 1: by 1 and 0.1
-  rope_forward(x.data(), 2, 4, 1, 4, 100.0f);
+  rope_forward(x.data(), 2, 4, 1, 4, {100.0f});
   CHECK(x[0] == 1.0f);
   CHECK(x[3] == 1.0f);
   CHECK(x[4] == Approx(std::cos(1.0)));
@@ -101,16 +101,42 @@ TEST_CASE("rotary positions turn adjacent pairs by p * theta^(-2i/d_k)", "[math]
   // Two heads in rows 10 floats apart: each head turns alike; counting from
   // position 5 is row 0's position 5.
   std::vector<float> y = {1, 0, 1, 0, 7, 7, 7, 7, 7, 7};
-  rope_forward(y.data(), 1, 10, 2, 2, 100.0f, 5);
+  rope_forward(y.data(), 1, 10, 2, 2, {100.0f}, 5);
   CHECK(y[0] == Approx(std::cos(5.0)));
   CHECK(y[1] == Approx(std::sin(5.0)));
   CHECK(y[2] == y[0]);
   CHECK(y[3] == y[1]);
   CHECK(y[4] == 7.0f);
   // Backward turns back: the rotation's transpose is its inverse.
-  rope_backward(x.data(), 2, 4, 1, 4, 100.0f);
+  rope_backward(x.data(), 2, 4, 1, 4, {100.0f});
   const std::vector<float> back = {1, 0, 0, 1, 1, 0, 0, 1};
   for (size_t i = 0; i < back.size(); ++i) CHECK(x[i] == Approx(back[i]).margin(1e-7));
+}
+
+TEST_CASE("rotary positions on a head's two halves, with frequency factors", "[math]") {
+  // d_k = 4, theta 100, halves: pair 0 is columns (0, 2), pair 1 columns
+  // (1, 3); factors 2 and 0.5 divide the angles: at position 1, pair 0 turns
+  // by 1/2 rad and pair 1 by 0.1/0.5 = 0.2 rad.
+  const float factors[] = {2.0f, 0.5f};
+  const Rotary rotary{100.0f, true, factors};
+  std::vector<float> x = {1, 2, 3, 4,   // position 0: not turned
+                          1, 2, 3, 4};  // position 1
+  rope_forward(x.data(), 2, 4, 1, 4, rotary);
+  const std::vector<float> first = {1, 2, 3, 4};
+  for (size_t i = 0; i < 4; ++i) CHECK(x[i] == first[i]);
+  const double a = 0.5, b = 0.2;
+  CHECK(x[4] == Approx(1 * std::cos(a) - 3 * std::sin(a)));
+  CHECK(x[6] == Approx(1 * std::sin(a) + 3 * std::cos(a)));
+  CHECK(x[5] == Approx(2 * std::cos(b) - 4 * std::sin(b)));
+  CHECK(x[7] == Approx(2 * std::sin(b) + 4 * std::cos(b)));
+  // The table of angles is per rotation: the same call without factors
+  // turns by the plain angles (1 and 0.1), not the ones kept from above.
+  std::vector<float> y = {1, 2, 3, 4};
+  rope_forward(y.data(), 1, 4, 1, 4, {100.0f, true, nullptr}, 1);
+  CHECK(y[0] == Approx(1 * std::cos(1.0) - 3 * std::sin(1.0)));
+  CHECK(y[1] == Approx(2 * std::cos(0.1) - 4 * std::sin(0.1)));
+  rope_backward(x.data(), 2, 4, 1, 4, rotary);
+  for (size_t i = 0; i < 8; ++i) CHECK(x[i] == Approx(first[i % 4]).margin(1e-6));
 }
 
 TEST_CASE("swiglu gates the up projection by silu of the gate", "[math]") {

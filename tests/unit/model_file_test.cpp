@@ -163,6 +163,21 @@ TEST_CASE("errors name the file and the field", "[model]") {
   CHECK_THAT(load_error(w),
              Catch::Contains("config.d_k: must be even with \"positional\": \"rope\""));
   w = small_weights();
+  w["config"]["rope_pairs"] = "halves";
+  CHECK_THAT(load_error(w),
+             Catch::Contains("config.rope_pairs: only with \"positional\": \"rope\""));
+  w["config"]["positional"] = "rope";
+  w["config"]["d_k"] = 4;
+  w["config"]["rope_pairs"] = "neox";
+  CHECK_THAT(load_error(w), Catch::Contains("config.rope_pairs: must be one of \"adjacent\", "
+                                            "\"halves\", got \"neox\""));
+  w["config"].erase("rope_pairs");
+  w["config"]["rope_factors"] = {1.0, 2.0, 3.0};
+  CHECK_THAT(load_error(w), Catch::Contains("config.rope_factors: must be an array of d_k / 2 = 2 "
+                                            "numbers, got [1.0,2.0,3.0]"));
+  w["config"]["rope_factors"] = {1.0, 0.0};
+  CHECK_THAT(load_error(w), Catch::Contains("config.rope_factors[1]: must be a positive number"));
+  w = small_weights();
   w["config"]["n_kv_heads"] = 2;
   CHECK_THAT(load_error(w), Catch::Contains("config.n_kv_heads: must divide n_heads = 1, got 2"));
   w["config"]["n_kv_heads"] = 0;

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""GGUF models of every architecture nextword reads, against a float64
+PyTorch forward pass written here from each architecture's math: random
+models written by the tests' own GGUF writer (gguf_writer.py), run by
+`nextword attention --model FILE.gguf`.
+
+  llama  RMSNorm, rotary positions on adjacent pairs, SwiGLU, grouped-query
+         attention; with Llama 3's rope_freqs factors (the angle of pair i
+         divided by factor i) in some files;
+  qwen2  as llama, with biases on Q, K and V and rotary positions on the two
+         halves of each head (pair i is columns i and i + d_k/2);
+  gpt2   LayerNorm with biases, GELU (tanh form), learned positions added to
+         the embeddings, Q, K and V fused in one attn_qkv tensor (rows Q's,
+         K's, V's) with one bias, biases on every projection, an output
+         tensor of its own.
+
+Norm-wise relative error <= 1e-4 on every position's attention and the
+listed next pieces' logits and probabilities.
+
+    /usr/bin/python3 tests/reference/gguf_architectures.py build/nextword
+
+Exits 0 when everything matches, 1 when not, 77 (skip) when torch is
+missing and --require-torch is false.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gguf_writer as w  # noqa: E402
+from llama2c_parity import attention_errors  # noqa: E402
+
+TOLERANCE = 1e-4
+PHRASES = ["the cat sat", "a hat on the mat", "the", "at the tea and the cat sat on a mat"]
+WORDS = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on", "\u2581mat",
+         "\u2581and", "\u2581tea", "at", "th", "e", "\u2581", "a", "t", "h", "c", "s", "m", "o", "n",
+         "d"]
+# (architecture, d, layers, heads, kv heads, ffn, tied, rope_freqs)
+MODELS = [("qwen2", 16, 2, 4, 2, 24, True, False),
+          ("qwen2", 24, 1, 2, 1, 32, False, False),
+          ("gpt2", 16, 2, 4, 4, 64, False, False),
+          ("gpt2", 24, 3, 3, 3, 40, False, False),
+          ("llama", 16, 2, 2, 1, 24, False, True),
+          ("qwen2", 32, 2, 4, 4, 48, False, True)]
+
+
+def model_file(path, seed, model, torch):
+    """Writes a random GGUF file of the architecture; gives (cfg, float64 weights)."""
+    arch, d, L, heads, kv_heads, ff, tied, factors = model
+    rng = random.Random(seed)
+    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + WORDS
+    V, hs = len(tokens), d // heads
+    context = 32
+    g = w.Gguf()
+    g.add("general.architecture", w.STRING, arch)
+    for key, value in (("context_length", context), ("embedding_length", d), ("block_count", L),
+                       ("feed_forward_length", ff), ("attention.head_count", heads),
+                       ("attention.head_count_kv", kv_heads)):
+        g.add(arch + "." + key, w.U32, value)
+    theta = rng.choice([10000.0, 1000000.0, 500.0])
+    eps = rng.choice([1e-5, 1e-6])
+    if arch == "gpt2":
+        g.add("gpt2.attention.layer_norm_epsilon", w.F32, eps)
+    else:
+        g.add(arch + ".rope.freq_base", w.F32, theta)
+        g.add(arch + ".attention.layer_norm_rms_epsilon", w.F32, eps)
+    g.add("tokenizer.ggml.model", w.STRING, "llama")
+    g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
+    g.add_array("tokenizer.ggml.scores", w.F32,
+                [0.0] * 259 + [-float(i) for i in range(len(WORDS))])
+    weights = {}
+
+    def tensor(name, rows, row_length, scale=0.3, gain=False, positive=False):
+        if gain:
+            values = [1.0 + rng.uniform(-0.2, 0.2) for _ in range(rows * row_length)]
+        elif positive:
+            values = [rng.choice([1.0, 0.5, 4.0]) * rng.uniform(0.8, 1.25)
+                      for _ in range(rows * row_length)]
+        else:
+            values = [rng.gauss(0, scale) for _ in range(rows * row_length)]
+        data = w.floats_bytes(values)
+        values = list(struct.unpack("<%df" % len(values), data))
+        g.tensor(name, [row_length] if rows == 1 else [row_length, rows], w.F32_TYPE, data)
+        t = torch.tensor(values, dtype=torch.float64)
+        weights[name] = t.reshape(rows, row_length) if rows > 1 else t
+
+    q, kv = heads * hs, kv_heads * hs
+    tensor("token_embd.weight", V, d)
+    if arch == "gpt2":
+        tensor("position_embd.weight", context, d, scale=0.1)
+    if factors:
+        tensor("rope_freqs.weight", 1, hs // 2, positive=True)
+    for l in range(L):
+        p = "blk.%d." % l
+        tensor(p + "attn_norm.weight", 1, d, gain=True)
+        if arch == "gpt2":
+            tensor(p + "attn_norm.bias", 1, d, scale=0.1)
+            tensor(p + "attn_qkv.weight", q + 2 * kv, d)
+            tensor(p + "attn_qkv.bias", 1, q + 2 * kv, scale=0.1)
+        else:
+            tensor(p + "attn_q.weight", q, d)
+            tensor(p + "attn_k.weight", kv, d)
+            tensor(p + "attn_v.weight", kv, d)
+            if arch == "qwen2":
+                for part, width in (("q", q), ("k", kv), ("v", kv)):
+                    tensor(p + "attn_%s.bias" % part, 1, width, scale=0.2)
+        tensor(p + "attn_output.weight", d, q)
+        tensor(p + "ffn_norm.weight", 1, d, gain=True)
+        if arch == "gpt2":
+            tensor(p + "attn_output.bias", 1, d, scale=0.1)
+            tensor(p + "ffn_norm.bias", 1, d, scale=0.1)
+            tensor(p + "ffn_up.bias", 1, ff, scale=0.1)
+            tensor(p + "ffn_down.bias", 1, d, scale=0.1)
+        else:
+            tensor(p + "ffn_gate.weight", ff, d)
+        tensor(p + "ffn_up.weight", ff, d)
+        tensor(p + "ffn_down.weight", d, ff)
+    tensor("output_norm.weight", 1, d, gain=True)
+    if arch == "gpt2":
+        tensor("output_norm.bias", 1, d, scale=0.1)
+    if not tied:
+        tensor("output.weight", V, d)
+    with open(path, "wb") as f:
+        f.write(g.bytes())
+    cfg = {"arch": arch, "L": L, "heads": heads, "kv_heads": kv_heads, "hs": hs, "theta": theta,
+           "eps": eps, "tied": tied}
+    return cfg, weights
+
+
+def forward(cfg, w, ids, torch):
+    """Every position's (logits [T, V], attention [L][h][T][T]), in float64."""
+    arch, T, hs, heads = cfg["arch"], len(ids), cfg["hs"], cfg["heads"]
+    group, eps = heads // cfg["kv_heads"], cfg["eps"]
+    F = torch.nn.functional
+
+    def norm(x, prefix):
+        if arch == "gpt2":
+            return F.layer_norm(x, x.shape[-1:], w[prefix + ".weight"], w[prefix + ".bias"],
+                                eps=eps)
+        return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * w[prefix + ".weight"]
+
+    def linear(x, name, bias=None):
+        y = x @ w[name].T
+        return y + w[bias] if bias is not None and bias in w else y
+
+    def rope(x):  # x [T, n * hs]
+        if arch == "gpt2":
+            return x
+        i = torch.arange(hs // 2, dtype=torch.float64)
+        frequency = cfg["theta"] ** (-2.0 * i / hs)
+        if "rope_freqs.weight" in w:
+            frequency = frequency / w["rope_freqs.weight"]
+        angle = torch.arange(T, dtype=torch.float64)[:, None] * frequency[None, :]
+        c, s = torch.cos(angle), torch.sin(angle)
+        out = x.clone()
+        for h in range(x.shape[1] // hs):
+            for j in range(hs // 2):
+                a, b = (j, j + hs // 2) if arch == "qwen2" else (2 * j, 2 * j + 1)
+                a, b = h * hs + a, h * hs + b
+                out[:, a] = x[:, a] * c[:, j] - x[:, b] * s[:, j]
+                out[:, b] = x[:, a] * s[:, j] + x[:, b] * c[:, j]
+        return out
+
+    x = w["token_embd.weight"][torch.tensor(ids)]
+    if arch == "gpt2":
+        x = x + w["position_embd.weight"][:T]
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    attention = []
+    for l in range(cfg["L"]):
+        p = "blk.%d." % l
+        xb = norm(x, p + "attn_norm")
+        if arch == "gpt2":
+            qkv = linear(xb, p + "attn_qkv.weight", p + "attn_qkv.bias")
+            q, k, v = qkv[:, :heads * hs], qkv[:, heads * hs:-cfg["kv_heads"] * hs], \
+                qkv[:, -cfg["kv_heads"] * hs:]
+        else:
+            q = linear(xb, p + "attn_q.weight", p + "attn_q.bias")
+            k = linear(xb, p + "attn_k.weight", p + "attn_k.bias")
+            v = linear(xb, p + "attn_v.weight", p + "attn_v.bias")
+        q, k = rope(q), rope(k)
+        heads_out, layer = [], []
+        for h in range(heads):
+            g = h // group
+            s = q[:, h * hs:(h + 1) * hs] @ k[:, g * hs:(g + 1) * hs].T / math.sqrt(hs)
+            a = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1)
+            layer.append(a)
+            heads_out.append(a @ v[:, g * hs:(g + 1) * hs])
+        attention.append(layer)
+        x = x + linear(torch.cat(heads_out, dim=1), p + "attn_output.weight",
+                       p + "attn_output.bias")
+        xb = norm(x, p + "ffn_norm")
+        if arch == "gpt2":
+            hb = F.gelu(linear(xb, p + "ffn_up.weight", p + "ffn_up.bias"), approximate="tanh")
+        else:
+            hb = F.silu(linear(xb, p + "ffn_gate.weight")) * linear(xb, p + "ffn_up.weight")
+        x = x + linear(hb, p + "ffn_down.weight", p + "ffn_down.bias")
+    classifier = w["token_embd.weight"] if cfg["tied"] else w["output.weight"]
+    return norm(x, "output_norm") @ classifier.T, attention
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("nextword")
+    parser.add_argument("--require-torch", default="0")
+    args = parser.parse_args()
+    try:
+        import torch
+    except ImportError as e:
+        print("gguf architectures: cannot import torch (%s); install python3-torch" % e)
+        return 1 if args.require_torch in ("1", "ON", "true") else 77
+    failures, worst = [], {}
+    with tempfile.TemporaryDirectory(prefix="nextword-gguf-architectures-") as tmp:
+        for seed, model in enumerate(MODELS):
+            path = os.path.join(tmp, "m%d.gguf" % seed)
+            cfg, weights = model_file(path, seed, model, torch)
+            run = subprocess.run([args.nextword, "attention", "-k", "40", "--model", path, "-q"],
+                                 input="\n".join(PHRASES) + "\n", capture_output=True, text=True,
+                                 check=False)
+            if run.returncode != 0:
+                failures.append("model %d %r: exit %d: %s" % (seed, model, run.returncode,
+                                                               run.stderr.strip()))
+                continue
+            for phrase, line in zip(PHRASES, run.stdout.splitlines()):
+                got = json.loads(line)
+                logits, attention = forward(cfg, weights, got["ids"], torch)
+                errors = attention_errors(got, got["pieces"], logits, attention, torch)
+                for key, error in errors.items():
+                    worst[key] = max(worst.get(key, 0.0), error)
+                    if error > TOLERANCE:
+                        failures.append("model %d %r, %r: %s relative error %.3g" % (
+                            seed, model, phrase, key, error))
+    for failure in failures:
+        print("FAIL " + failure)
+    print("gguf architectures: %d models (%s) x %d phrases against float64 PyTorch; largest "
+          "relative error: %s" % (len(MODELS), ", ".join(sorted({m[0] for m in MODELS})),
+                                  len(PHRASES), ", ".join(
+                                      "%s %.2g" % kv for kv in sorted(worst.items()))))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
