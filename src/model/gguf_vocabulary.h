@@ -17,7 +17,7 @@ class GgufFile;
 struct GgufVocabulary {
   Vocabulary vocab;           // the tokens as the file spells them, U+2581 read as a space
   std::vector<float> scores;  // by id
-  std::shared_ptr<const SubwordTokenizer> tokenizer;
+  std::shared_ptr<const PieceTokenizer> tokenizer;
   int unk = 0, bos = 1;
 };
 

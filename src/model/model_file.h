@@ -40,8 +40,8 @@ struct Model {
   int unk_id = -1;
   int bos_id = -1;  // -1: the config names no bos_token
   // A subword model's tokenizer (Config::subword()): its pieces are the
-  // vocabulary's words, its scores the tensor piece_scores. Null otherwise.
-  std::shared_ptr<const SubwordTokenizer> subword;
+  // vocabulary's words. Null otherwise.
+  std::shared_ptr<const PieceTokenizer> subword;
   // The memory of its training text (predict/memory_mixture.h), or null.
   std::shared_ptr<const Memory> memory;
   // The GGUF file a model of one file was read from (its metadata and

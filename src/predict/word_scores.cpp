@@ -26,7 +26,7 @@ std::vector<WordScore> word_scores(const Model& model, const std::vector<std::st
       words.push_back({t, "", {}, 0, 0, false});
     }
     WordScore& w = words.back();
-    w.word += piece_text(model.vocab.word(id));
+    w.word += model.subword->text(id);
     w.ids.push_back(id);
     w.logprob += s.logprob;
     w.unknown = w.unknown || id == model.unk_id;

@@ -86,8 +86,8 @@ bool listable(const std::string& word) {
 std::vector<bool> word_beginnings(const Model& model) {
   std::vector<bool> begins(static_cast<size_t>(model.config.vocab_size));
   for (int id = 0; id < model.config.vocab_size; ++id) {
-    const std::string text = piece_text(model.vocab.word(id));
-    begins[static_cast<size_t>(id)] = id <= SubwordTokenizer::kEos || text.empty() ||
+    const std::string text = model.subword->text(id);
+    begins[static_cast<size_t>(id)] = model.subword->is_control(id) || text.empty() ||
                                       starts_word(static_cast<unsigned char>(text[0]));
   }
   return begins;
@@ -111,8 +111,9 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   std::span<const float> logits = predictor.next_logits(path);
   double z = log_normalizer(logits);
   std::vector<Partial> beam;
-  for (int id = SubwordTokenizer::kEos + 1; id < V; ++id) {
-    std::string text = piece_text(model.vocab.word(id));
+  for (int id = 0; id < V; ++id) {
+    if (model.subword->is_control(id)) continue;
+    std::string text = model.subword->text(id);
     if (begins[static_cast<size_t>(id)] && can_reach(folded_word(text), typed)) {
       beam.push_back({{id}, std::move(text), logits[static_cast<size_t>(id)] - z});
     }
@@ -139,7 +140,7 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
       for (int id = 0; id < V; ++id) {
         if (begins[static_cast<size_t>(id)]) continue;
         if (folded.size() < typed.size() &&
-            !can_reach_with(folded, piece_text(model.vocab.word(id)), typed)) {
+            !can_reach_with(folded, model.subword->text(id), typed)) {
           continue;
         }
         longer.push_back({b, id, p.log_p + (logits[static_cast<size_t>(id)] - z)});
@@ -149,7 +150,7 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
     std::vector<Partial> kept;
     for (const Extension& e : longer) {
       const Partial& parent = beam[e.parent];
-      kept.push_back({parent.ids, parent.text + piece_text(model.vocab.word(e.id)), e.log_p});
+      kept.push_back({parent.ids, parent.text + model.subword->text(e.id), e.log_p});
       kept.back().ids.push_back(e.id);
     }
     beam = std::move(kept);

@@ -91,8 +91,9 @@ SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const s
   return out;
 }
 
-SubwordTokenizer::SubwordTokenizer(SubwordPieces pieces, const std::string& file)
-    : pieces_(std::move(pieces)) {
+SubwordTokenizer::SubwordTokenizer(SubwordPieces pieces, const std::string& file,
+                                   SpecialPieces special)
+    : PieceTokenizer(special), pieces_(std::move(pieces)) {
   byte_ids_.fill(-1);
   byte_of_.assign(pieces_.pieces.size(), -1);
   ids_.reserve(pieces_.pieces.size());
@@ -195,7 +196,7 @@ std::vector<int> SubwordTokenizer::encode(std::string_view text) const {
 std::string SubwordTokenizer::decode(int previous, int token) const {
   if (const int byte = byte_of(token); byte >= 0) return std::string(1, static_cast<char>(byte));
   std::string_view text = piece(token);
-  if (previous == kBos && text.starts_with(' ')) text.remove_prefix(1);
+  if ((previous < 0 || previous == bos()) && text.starts_with(' ')) text.remove_prefix(1);
   return std::string(text);
 }
 

@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/piece_tokenizer.h"
+
 namespace nextword {
 
 struct SubwordPieces {
@@ -41,27 +43,33 @@ std::string piece_text(std::string_view piece);
 // file that ends early: model_error naming `file` and the piece.
 SubwordPieces read_tokenizer_bin(std::string_view bytes, int vocab_size, const std::string& file);
 
-class SubwordTokenizer {
+class SubwordTokenizer : public PieceTokenizer {
  public:
-  // llama2.c's fixed ids.
+  // llama2.c's fixed ids (a GGUF file names its own).
   static constexpr int kUnk = 0, kBos = 1, kEos = 2;
+  static constexpr SpecialPieces kLlama2c{kUnk, kBos, kEos, true};
 
   // Needs a piece " " and the 256 byte pieces <0x00> .. <0xFF> (every
   // sentencepiece model with byte fallback has them): model_error naming
   // `file` otherwise.
-  SubwordTokenizer(SubwordPieces pieces, const std::string& file);
+  SubwordTokenizer(SubwordPieces pieces, const std::string& file, SpecialPieces special = kLlama2c);
 
-  int size() const { return static_cast<int>(pieces_.pieces.size()); }
-  const std::string& piece(int id) const { return pieces_.pieces[static_cast<size_t>(id)]; }
+  int size() const override { return static_cast<int>(pieces_.pieces.size()); }
+  const std::string& piece(int id) const override {
+    return pieces_.pieces[static_cast<size_t>(id)];
+  }
   // The id of a piece spelled `text`, or -1 (of equal pieces, the first).
   int find(std::string_view text) const;
   // The byte a piece <0xNN> stands for, or -1 for any other piece.
   int byte_of(int id) const { return byte_of_[static_cast<size_t>(id)]; }
 
   // The ids of `text`, without <s> or </s>.
-  std::vector<int> encode(std::string_view text) const;
-  // The bytes `token` writes after `previous`.
-  std::string decode(int previous, int token) const;
+  std::vector<int> encode(std::string_view text) const override;
+  // The bytes `token` writes after `previous`: the space after the BOS goes.
+  std::string decode(int previous, int token) const override;
+  std::string text(int id) const override { return piece_text(piece(id)); }
+  // The unknown piece, the BOS and the EOS.
+  bool is_control(int id) const override { return id == unk() || id == bos() || id == eos(); }
 
  private:
   SubwordPieces pieces_;

@@ -287,9 +287,9 @@ Generated generated(const Model& model, const std::string& phrase, const std::ve
   if (model.subword) {
     // The pieces written out as llama2.c's run.c writes them, the phrase's
     // own included: the space sentencepiece puts before the first piece goes.
-    const SubwordTokenizer& pieces = *model.subword;
+    const PieceTokenizer& pieces = *model.subword;
     Generated g{phrase, {}, {}};
-    int previous = SubwordTokenizer::kBos;
+    int previous = -1;
     for (const int id : pieces.encode(phrase))
       g.text += pieces.decode(std::exchange(previous, id), id);
     for (const int id : ids) {

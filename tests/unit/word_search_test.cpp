@@ -20,6 +20,18 @@ namespace {
 const std::vector<std::string> kPieces = {"<unk>", "\n<s>\n", "\n</s>\n", " a",
                                           " b",    "c",       "d",        ","};
 
+// Those pieces as a tokenizer gives them: ids 0 to 2 are its control pieces.
+class TablePieces : public PieceTokenizer {
+ public:
+  TablePieces() : PieceTokenizer({0, 1, 2, true}) {}
+  int size() const override { return static_cast<int>(kPieces.size()); }
+  const std::string& piece(int id) const override { return kPieces[static_cast<size_t>(id)]; }
+  std::vector<int> encode(std::string_view) const override { return {}; }
+  std::string decode(int, int token) const override { return piece(token); }
+  std::string text(int id) const override { return piece(id); }
+  bool is_control(int id) const override { return id <= 2; }
+};
+
 Model tiny_subword_model() {
   Config c = testing::small_config();
   c.vocab_size = static_cast<int>(kPieces.size());
@@ -30,6 +42,7 @@ Model tiny_subword_model() {
   c.bos_token = kPieces[1];
   Model m = testing::random_model(c, false, false, 3, 1.0f);
   m.vocab = Vocabulary(kPieces);
+  m.subword = std::make_shared<const TablePieces>();
   return m;
 }
 
