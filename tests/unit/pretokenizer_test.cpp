@@ -131,7 +131,8 @@ TEST_CASE("pre-tokenizers: long runs of one character", "[pretokenizer]") {
     }
   }
   // GPT-2, a megabyte of spaces: all but the last, then the last with the word.
-  const auto pieces = PreTokenizer("gpt-2").split(std::string(size_t{1} << 20, ' ') + "x");
+  const std::string megabyte = std::string(size_t{1} << 20, ' ') + "x";
+  const auto pieces = PreTokenizer("gpt-2").split(megabyte);
   REQUIRE(pieces.size() == 2);
   CHECK(pieces[0].size() == (size_t{1} << 20) - 1);
   CHECK(pieces[1] == " x");
