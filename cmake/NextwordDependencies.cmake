@@ -5,6 +5,11 @@ find_package(nlohmann_json 3.10 REQUIRED CONFIG)  # nlohmann-json3-dev
 # Boost.Beast and Asio for `nextword serve` (libboost1.74-dev; header-only).
 find_package(Boost 1.74 REQUIRED)
 find_package(Threads REQUIRED)
+# PCRE2 (libpcre2-dev) runs the pre-tokenizers' regular expressions of
+# byte-level BPE vocabularies (src/text/pretokenizer.cpp): Unicode's letter
+# and number classes, lookahead, compiled to machine code.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 
 # OpenBLAS through its CBLAS interface (libopenblas-dev). FindBLAS finds the
 # library; the header sits in a per-variant directory on Debian.

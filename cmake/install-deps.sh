@@ -10,8 +10,8 @@
 # Runs apt-get as root, or through sudo.
 set -euo pipefail
 
-packages=(cmake make g++ libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev catch2
-          libboost1.74-dev python3 help2man)
+packages=(cmake make g++ pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev libncurses-dev
+          catch2 libboost1.74-dev libpcre2-dev python3 help2man)
 if [[ "${1:-}" == "--train" || "${1:-}" == "--test" ]]; then
   packages+=(libdnnl-dev ocl-icd-opencl-dev opencl-headers)
 fi
