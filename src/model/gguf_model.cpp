@@ -176,8 +176,11 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
     sources.push_back({t->data + first * row_bytes, output_rows, type});
   }
 
-  c.unk_token = std::string(v.vocab.word(v.unk));
-  c.bos_token = std::string(v.vocab.word(v.bos));
+  // The BOS a phrase's pieces follow, if any, and the unknown piece, if any.
+  const PieceTokenizer& pieces = *v.tokenizer;
+  const int unk = pieces.unk(), bos = pieces.add_bos() ? pieces.bos() : -1;
+  c.unk_token = unk >= 0 ? std::string(v.vocab.word(unk)) : "";
+  c.bos_token = bos >= 0 ? std::string(v.vocab.word(bos)) : "";
   Weights weights(c, std::move(present), std::move(sources), owner);
   const auto bytes = static_cast<int64_t>(g.file_size());
   return Model{ModelPaths{path, path, ""},
@@ -186,8 +189,8 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
                std::move(c),
                std::move(v.vocab),
                std::move(weights),
-               v.unk,
-               v.bos,
+               unk,
+               bos,
                std::move(v.tokenizer),
                nullptr,
                std::move(file)};

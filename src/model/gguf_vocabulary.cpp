@@ -7,6 +7,8 @@
 #include "base/error.h"
 #include "format/gguf.h"
 #include "model/config.h"
+#include "model/gguf_bpe_vocabulary.h"
+#include "text/subword.h"
 #include "text/utf8.h"
 
 namespace nextword {
@@ -27,20 +29,39 @@ std::string piece_of(std::string_view token) {
   return piece;
 }
 
-}  // namespace
+// The special pieces from tokenizer.ggml.*_token_id and add_bos_token, each
+// at llama.cpp's default for the tokenizer where the key is absent.
+SpecialPieces special_pieces(const GgufFile& g, size_t tokens, SpecialPieces fallback) {
+  const auto id = [&](const char* key, int missing) {
+    if (missing < 0 && !g.has(key)) return -1;
+    const uint64_t value = g.integer(key, static_cast<uint64_t>(missing));
+    if (value >= tokens) {
+      throw model_error(
+          g.path(), std::string("metadata.") + key,
+          std::to_string(value) + " is not a token id (of " + std::to_string(tokens) + ")");
+    }
+    return static_cast<int>(value);
+  };
+  SpecialPieces s;
+  s.unk = id("tokenizer.ggml.unknown_token_id", fallback.unk);
+  s.bos = id("tokenizer.ggml.bos_token_id", fallback.bos);
+  s.eos = id("tokenizer.ggml.eos_token_id", fallback.eos);
+  s.add_bos = g.boolean("tokenizer.ggml.add_bos_token", fallback.add_bos);
+  return s;
+}
 
-GgufVocabulary gguf_vocabulary(const GgufFile& g) {
+void check_token_count(const GgufFile& g, size_t count) {
+  if (count == 0 || count > static_cast<uint64_t>(kMaxVocabulary)) {
+    throw model_error(g.path(), "metadata.tokenizer.ggml.tokens",
+                      std::to_string(count) + " tokens is out of range");
+  }
+}
+
+// tokenizer.ggml.model "llama": SentencePiece pieces with scores.
+GgufVocabulary sentencepiece(const GgufFile& g) {
   const std::string& path = g.path();
-  const std::string model(g.string("tokenizer.ggml.model"));
-  if (model != "llama") {
-    throw model_error(path, "metadata.tokenizer.ggml.model",
-                      "\"" + model + "\" is not read (nextword reads llama, SentencePiece)");
-  }
   const std::vector<std::string_view> tokens = g.strings("tokenizer.ggml.tokens");
-  if (tokens.empty() || tokens.size() > static_cast<uint64_t>(kMaxVocabulary)) {
-    throw model_error(path, "metadata.tokenizer.ggml.tokens",
-                      std::to_string(tokens.size()) + " tokens is out of range");
-  }
+  check_token_count(g, tokens.size());
   GgufVocabulary out;
   const std::vector<double> scores = g.numbers("tokenizer.ggml.scores", tokens.size());
   SubwordPieces pieces;
@@ -59,26 +80,39 @@ GgufVocabulary gguf_vocabulary(const GgufFile& g) {
     pieces.max_piece_length =
         std::max(pieces.max_piece_length, static_cast<int>(pieces.pieces.back().size()));
   }
-  const auto special = [&](const char* key, uint64_t fallback) {
-    const uint64_t id = g.integer(key, fallback);
-    if (id >= tokens.size()) {
-      throw model_error(
-          path, std::string("metadata.") + key,
-          std::to_string(id) + " is not a token id (of " + std::to_string(tokens.size()) + ")");
-    }
-    return static_cast<int>(id);
-  };
-  out.unk = special("tokenizer.ggml.unknown_token_id", 0);
-  out.bos = special("tokenizer.ggml.bos_token_id", 1);
-  if (out.unk != SubwordTokenizer::kUnk || out.bos != SubwordTokenizer::kBos) {
-    throw model_error(path, "metadata.tokenizer.ggml.bos_token_id",
-                      "unknown " + std::to_string(out.unk) + " and bos " + std::to_string(out.bos) +
-                          ": only ids 0 and 1 are read yet");
-  }
+  // llama.cpp's defaults for SentencePiece: <unk> 0, <s> 1, </s> 2, a BOS first.
+  const SpecialPieces special = special_pieces(g, tokens.size(), {0, 1, 2, true});
   out.scores = pieces.scores;
   out.vocab = Vocabulary(pieces.pieces, path);
-  out.tokenizer = std::make_shared<const SubwordTokenizer>(std::move(pieces), path);
+  out.tokenizer = std::make_shared<const SubwordTokenizer>(std::move(pieces), path, special);
   return out;
+}
+
+// tokenizer.ggml.model "gpt2": byte-level BPE.
+GgufVocabulary byte_level_bpe(const GgufFile& g) {
+  BpeVocabulary bpe = gguf_bpe_vocabulary(g);
+  check_token_count(g, bpe.tokens.size());
+  // llama.cpp's defaults for byte-level BPE: no <unk>, BOS and EOS id 11,
+  // a BOS first only with Llama 3's pre-tokenizer.
+  const bool llama3 = bpe.pre == "llama-bpe" || bpe.pre == "llama3" || bpe.pre == "llama-v3";
+  const SpecialPieces special = special_pieces(g, bpe.tokens.size(), {-1, 11, 11, llama3});
+  GgufVocabulary out;
+  out.scores.assign(bpe.tokens.size(), 0.0f);
+  out.vocab = Vocabulary(bpe.tokens, g.path());
+  out.tokenizer = std::make_shared<const ByteBpeTokenizer>(std::move(bpe), g.path(), special);
+  return out;
+}
+
+}  // namespace
+
+GgufVocabulary gguf_vocabulary(const GgufFile& g) {
+  const std::string model(g.string("tokenizer.ggml.model"));
+  if (model == "llama") return sentencepiece(g);
+  if (model == "gpt2") return byte_level_bpe(g);
+  throw model_error(g.path(), "metadata.tokenizer.ggml.model",
+                    "\"" + model +
+                        "\" is not read (nextword reads llama, SentencePiece, and gpt2, "
+                        "byte-level BPE)");
 }
 
 }  // namespace nextword

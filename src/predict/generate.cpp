@@ -73,11 +73,13 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
     // A uniform number in [0, 1) from the seed and the step alone.
     const double uniform =
         uniform01(splitmix64(o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step)));
-    // A subword model's text ends where its most likely next piece is <s>,
-    // as in llama2.c's run.c (predict/ranking.h never offers it).
+    // A subword model's text ends where its most likely next piece is the
+    // BOS, as in llama2.c's run.c, or the EOS, as in llama.cpp
+    // (predict/ranking.h never offers either).
     if (model.subword && o.temperature <= 0.0f) {
       const std::span<const float> all = row.all();
-      if (std::max_element(all.begin(), all.end()) - all.begin() == model.bos_id) break;
+      const auto best = static_cast<int>(std::max_element(all.begin(), all.end()) - all.begin());
+      if (best == model.subword->bos() || best == model.subword->eos()) break;
     }
     const int id = mixed_greedy
                        ? mixed_argmax(model, window.ids, row, predictor.logits_normalized())

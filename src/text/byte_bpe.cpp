@@ -108,8 +108,10 @@ int character_byte(char32_t c) {
   return c < bytes.size() ? bytes[c] : -1;
 }
 
-ByteBpeTokenizer::ByteBpeTokenizer(BpeVocabulary vocabulary, const std::string& file)
-    : tokens_(std::move(vocabulary.tokens)),
+ByteBpeTokenizer::ByteBpeTokenizer(BpeVocabulary vocabulary, const std::string& file,
+                                   SpecialPieces special)
+    : PieceTokenizer(special),
+      tokens_(std::move(vocabulary.tokens)),
       types_(std::move(vocabulary.types)),
       pre_(known_pre(vocabulary.pre, file)) {
   if (tokens_.empty()) throw model_error(file, "metadata.tokenizer.ggml.tokens", "no tokens");

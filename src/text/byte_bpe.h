@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "text/piece_tokenizer.h"
 #include "text/pretokenizer.h"
 
 namespace nextword {
@@ -57,7 +58,7 @@ char32_t byte_character(uint8_t byte);
 // The byte `c` stands for, or -1 when it stands for none.
 int character_byte(char32_t c);
 
-class ByteBpeTokenizer {
+class ByteBpeTokenizer : public PieceTokenizer {
  public:
   // Throws model_error(file, FIELD, ...) naming the field at fault: no
   // tokens, a count of types that is not the count of tokens, a
@@ -65,9 +66,9 @@ class ByteBpeTokenizer {
   // knows), a merge that is not two tokens with a space between, or whose
   // tokens, or the token they make, are not in the vocabulary
   // ("metadata.tokenizer.ggml.merges[N]").
-  ByteBpeTokenizer(BpeVocabulary vocabulary, const std::string& file);
+  ByteBpeTokenizer(BpeVocabulary vocabulary, const std::string& file, SpecialPieces special = {});
 
-  int size() const { return static_cast<int>(tokens_.size()); }
+  int size() const override { return static_cast<int>(tokens_.size()); }
   // The token as the vocabulary spells it.
   const std::string& token(int id) const { return tokens_[static_cast<size_t>(id)]; }
   int32_t type(int id) const { return types_[static_cast<size_t>(id)]; }
@@ -76,7 +77,7 @@ class ByteBpeTokenizer {
   const PreTokenizer& pre_tokenizer() const { return pre_; }
 
   // The ids of `text` (any bytes), without bos or eos.
-  std::vector<int> encode(std::string_view text) const;
+  std::vector<int> encode(std::string_view text) const override;
   // The bytes a token stands for: a normal token's characters read back
   // as bytes (a character that stands for no byte as its UTF-8); a control,
   // unknown or user-defined token as it is spelled. An id outside the
@@ -84,6 +85,16 @@ class ByteBpeTokenizer {
   std::string token_bytes(int id) const;
   // The bytes of `ids`, one after another.
   std::string decode(const std::vector<int>& ids) const;
+
+  // PieceTokenizer: a piece is a token; it writes its bytes wherever it
+  // stands; control, unknown and unused tokens are its control pieces.
+  const std::string& piece(int id) const override { return token(id); }
+  std::string decode(int, int token) const override { return token_bytes(token); }
+  std::string text(int id) const override { return token_bytes(id); }
+  bool is_control(int id) const override {
+    const int32_t t = type(id);
+    return t == kControlToken || t == kUnknownToken || t == kUnusedToken;
+  }
 
  private:
   // A merge's slot in an open-addressed table: the pair (left id << 32 |
