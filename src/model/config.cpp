@@ -161,14 +161,39 @@ void read_rotary_options(ConfigReader& in, Config& c) {
   c.rope_halves = in.choice<bool>("rope_pairs", {{"adjacent", false}, {"halves", true}}, false);
   const json* factors = in.find("rope_factors");
   if (factors == nullptr) return;
-  const size_t half = static_cast<size_t>(c.d_k / 2);
-  if (!factors->is_array() || factors->size() != half) {
-    throw in.error("rope_factors", "must be an array of d_k / 2 = " + std::to_string(half) +
-                                       " numbers, got " + factors->dump().substr(0, 80));
+  if (!factors->is_array()) {
+    throw in.error("rope_factors", "must be an array of numbers, got " + factors->dump());
   }
-  for (size_t i = 0; i < half; ++i) {
+  for (size_t i = 0; i < factors->size(); ++i) {
     c.rope_factors.push_back(
         in.positive_number("rope_factors[" + std::to_string(i) + "]", (*factors)[i]));
+  }
+}
+
+void check_config(const Config& c, const std::string& file, const FieldName& field_name) {
+  auto error = [&](const std::string& field, const std::string& what) {
+    return model_error(file, field_name(field), what);
+  };
+  if (c.n_layers == 0) return;  // no attention to size
+  if (c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads != 0) {
+    throw error("n_kv_heads", "must divide n_heads = " + std::to_string(c.n_heads) + ", got " +
+                                  std::to_string(c.n_kv_heads));
+  }
+  // BLAS takes int sizes; keep every derived width well inside them.
+  if (int64_t{c.n_heads} * c.d_k > kMaxDimension || int64_t{c.n_heads} * c.d_v > kMaxDimension) {
+    throw error("n_heads",
+                "n_heads * d_k and n_heads * d_v must be at most " + std::to_string(kMaxDimension));
+  }
+  if (c.positional != Positional::kRope) return;
+  // Rotary positions turn pairs of a head's query and key columns.
+  if (c.d_k % 2 != 0) {
+    throw error("d_k", "a head's width d_k must be even with \"positional\": \"rope\", got " +
+                           std::to_string(c.d_k));
+  }
+  const auto half = static_cast<size_t>(c.d_k / 2);
+  if (!c.rope_factors.empty() && c.rope_factors.size() != half) {
+    throw error("rope_factors", "must be d_k / 2 = " + std::to_string(half) + " numbers, got " +
+                                    std::to_string(c.rope_factors.size()));
   }
 }
 
@@ -187,17 +212,8 @@ Config parse_config(const json& object, const std::string& file) {
   // key/value head; without the field every head has its own.
   const int same = 0;
   c.n_kv_heads = in.integer("n_kv_heads", min_attention, kMaxDimension, &same);
-  if (c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads != 0) {
-    throw in.error("n_kv_heads", "must divide n_heads = " + std::to_string(c.n_heads) + ", got " +
-                                     std::to_string(c.n_kv_heads));
-  }
   c.d_k = in.integer("d_k", min_attention, kMaxDimension, attention_default);
   c.d_v = in.integer("d_v", min_attention, kMaxDimension, attention_default);
-  // BLAS takes int sizes; keep every derived width well inside them.
-  if (int64_t{c.n_heads} * c.d_k > kMaxDimension || int64_t{c.n_heads} * c.d_v > kMaxDimension) {
-    throw in.error("n_heads", "n_heads * d_k and n_heads * d_v must be at most " +
-                                  std::to_string(kMaxDimension));
-  }
   const int no_ffn = 0;
   c.d_ff = in.integer("d_ff", 0, kMaxDimension, &no_ffn);
   c.activation = in.choice<Activation>("activation",
@@ -220,11 +236,6 @@ Config parse_config(const json& object, const std::string& file) {
     c.rope_theta = in.positive_number("rope_theta", *theta);
   }
   read_rotary_options(in, c);
-  // Rotary positions turn pairs of a head's query and key columns.
-  if (c.positional == Positional::kRope && c.n_layers > 0 && c.d_k % 2 != 0) {
-    throw in.error("d_k",
-                   "must be even with \"positional\": \"rope\", got " + std::to_string(c.d_k));
-  }
   c.norm = in.choice<Norm>(
       "norm", {{"none", Norm::kNone}, {"layernorm", Norm::kLayerNorm}, {"rmsnorm", Norm::kRmsNorm}},
       Norm::kNone);
@@ -266,6 +277,7 @@ Config parse_config(const json& object, const std::string& file) {
   c.bos_token = in.string("bos_token", "");
   if (c.bos_token == c.unk_token) throw in.error("bos_token", "must differ from unk_token");
   in.reject_unknown_keys();
+  check_config(c, file, [](const std::string& field) { return "config." + field; });
   return c;
 }
 

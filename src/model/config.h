@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -94,6 +95,15 @@ struct Config {
 
 // Reads and validates the "config" object; `file` names weights.json in errors.
 Config parse_config(const nlohmann::json& config, const std::string& file);
+
+// The rules between a config's fields that every reader keeps, whichever
+// file the config came from (weights.json's config, llama2.c's header, a
+// GGUF file's hyperparameters): key/value heads that divide the heads,
+// widths of heads within kMaxDimension, d_k even with rotary positions,
+// d_k / 2 rope_factors. Throws model_error(file, field_name(FIELD), what),
+// FIELD the config's name ("n_kv_heads"), field_name giving the file's.
+using FieldName = std::function<std::string(const std::string& field)>;
+void check_config(const Config& config, const std::string& file, const FieldName& field_name);
 
 // The config as it would be written back (every field, defaults included).
 nlohmann::ordered_json config_to_json(const Config& config);

@@ -104,7 +104,8 @@ class Hyperparameters {
   std::string arch_;
 };
 
-// What every architecture's keys give: the sizes of the model and its heads.
+// What every architecture's keys give: the sizes of the model and its heads
+// (the rules between them are check_config's, model/config.h).
 Config sizes(const Hyperparameters& h, int vocab_size) {
   Config c;
   c.vocab_size = vocab_size;
@@ -112,11 +113,6 @@ Config sizes(const Hyperparameters& h, int vocab_size) {
   c.n_layers = h.count("block_count", 1, kMaxLayers);
   c.n_heads = h.count("attention.head_count", 1, kMaxDimension);
   c.n_kv_heads = h.count("attention.head_count_kv", 1, kMaxDimension, uint64_t(c.n_heads));
-  if (c.n_heads % c.n_kv_heads != 0) {
-    throw h.error("attention.head_count_kv", std::to_string(c.n_kv_heads) +
-                                                 " does not divide the " +
-                                                 std::to_string(c.n_heads) + " heads");
-  }
   if (c.d_model % c.n_heads != 0) {
     throw h.error("attention.head_count", std::to_string(c.n_heads) +
                                               " heads do not divide embedding_length " +
@@ -124,9 +120,6 @@ Config sizes(const Hyperparameters& h, int vocab_size) {
   }
   c.d_k = c.d_v = h.count("attention.key_length", 1, kMaxDimension,
                           static_cast<uint64_t>(c.d_model / c.n_heads));
-  if (int64_t{c.n_heads} * c.d_k > kMaxDimension) {
-    throw h.error("attention.key_length", std::to_string(c.d_k) + " is too wide");
-  }
   c.d_ff = h.count("feed_forward_length", 1, kMaxDimension);
   c.max_len = h.count("context_length", 1, kMaxDimension);
   return c;
@@ -134,10 +127,6 @@ Config sizes(const Hyperparameters& h, int vocab_size) {
 
 // Rotary positions on every column of a head, pairs adjacent or halves.
 void rotary(const Hyperparameters& h, Config& c, bool halves) {
-  if (c.d_k % 2 != 0) {
-    throw h.error("attention.key_length",
-                  std::to_string(c.d_k) + " is odd: rotary positions turn pairs of columns");
-  }
   const int rotated = h.count("rope.dimension_count", 1, kMaxDimension, uint64_t(c.d_k));
   if (rotated != c.d_k) {
     throw h.error("rope.dimension_count", std::to_string(rotated) +

@@ -134,6 +134,12 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
   }
   GgufVocabulary v = gguf_vocabulary(g);
   Config c = arch->config(g, v.vocab.size());
+  check_config(c, path, [&](const std::string& field) {
+    const char* key = field == "n_kv_heads" ? "attention.head_count_kv"
+                      : field == "n_heads"  ? "attention.head_count"
+                                            : "attention.key_length";  // d_k, d_v
+    return "metadata." + arch_name + "." + key;
+  });
   c.tied_classifier = g.tensor("output.weight") == nullptr;
   c.tokenizer = {false, false, TokenizerKind::kSentencepiece};
   c.rope_factors = rope_factors(g, c);

@@ -93,16 +93,6 @@ Header read_header(std::string_view bytes, const std::string& file) {
         file, "header.n_heads",
         std::to_string(h.n_heads) + " heads do not divide dim " + std::to_string(h.dim));
   }
-  if (h.n_heads % h.n_kv_heads != 0) {
-    throw model_error(file, "header.n_kv_heads",
-                      std::to_string(h.n_kv_heads) + " key/value heads do not divide n_heads " +
-                          std::to_string(h.n_heads));
-  }
-  if ((h.dim / h.n_heads) % 2 != 0) {
-    throw model_error(file, "header.n_heads",
-                      "leaves heads of " + std::to_string(h.dim / h.n_heads) +
-                          " columns; rotary positions turn pairs of them");
-  }
   return h;
 }
 
@@ -197,6 +187,10 @@ Config config_of(const Header& h) {
 Llama2cCheckpoint read_llama2c(std::string_view bytes, const std::string& file) {
   const Header h = read_header(bytes, file);
   Llama2cCheckpoint out{h.version, config_of(h), {}};
+  // d_k is dim / n_heads here: the header's fields are the ones at fault.
+  check_config(out.config, file, [](const std::string& field) {
+    return field == "n_kv_heads" ? std::string("header.n_kv_heads") : std::string("header.n_heads");
+  });
   const Config& c = out.config;
   // The whole file's size, from the header alone, before anything is allocated.
   const int64_t d = h.dim, L = h.n_layers, V = h.vocab_size, ff = h.hidden_dim;

@@ -100,7 +100,7 @@ class GgufErrors(unittest.TestCase):
         cases = [
             (llama(drop_key="llama.block_count"), "metadata.llama.block_count: missing"),
             (llama(keys={"llama.attention.head_count_kv": 3}),
-             "metadata.llama.attention.head_count_kv: 3 does not divide the 2 heads"),
+             "metadata.llama.attention.head_count_kv: must divide n_heads = 2, got 3"),
             (llama(keys={"llama.embedding_length": 0}),
              "metadata.llama.embedding_length: must be between 1 and 1048576, got 0"),
             (llama(drop_tensor="blk.0.ffn_up.weight"),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes fuzz_gguf's seed files with the tests' own GGUF writer
 (tests/reference/gguf_writer.py): a tiny llama model in F32, the same with
-F16 projections, a file of every value type, and a vocabulary alone.
+F16 projections, a file of every value type, a vocabulary alone, and a
+tiny GPT-2 with a byte-level BPE.
 
     python3 tests/fuzz/make_gguf_seeds.py tests/fuzz/corpus/fuzz_gguf
 """
@@ -11,6 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import gguf_writer as w  # noqa: E402
+from gguf_architectures import BPE_MERGES, BPE_TOKENS  # noqa: E402
 
 D, FF, HEADS, KV, LAYERS, CONTEXT = 8, 16, 2, 1, 1, 32
 WORDS = ["\u2581", "\u2581the", "\u2581a", "e", "t", "\u2581Once", "\u2581upon"]
@@ -67,6 +69,47 @@ def model(halves):
     return g.bytes()
 
 
+def gpt2():
+    """GPT-2: fused attn_qkv, biases, learned positions, a byte-level BPE."""
+    rng = random.Random(2)
+    g = w.Gguf()
+    g.add("general.architecture", w.STRING, "gpt2")
+    for key, value in (("context_length", CONTEXT), ("embedding_length", D),
+                       ("block_count", LAYERS), ("feed_forward_length", FF),
+                       ("attention.head_count", HEADS)):
+        g.add("gpt2." + key, w.U32, value)
+    g.add("tokenizer.ggml.model", w.STRING, "gpt2")
+    g.add("tokenizer.ggml.pre", w.STRING, "gpt-2")
+    g.add_array("tokenizer.ggml.tokens", w.STRING, BPE_TOKENS)
+    g.add_array("tokenizer.ggml.token_type", w.I32, [1] * (len(BPE_TOKENS) - 1) + [3])
+    g.add_array("tokenizer.ggml.merges", w.STRING, BPE_MERGES)
+    g.add("tokenizer.ggml.eos_token_id", w.U32, len(BPE_TOKENS) - 1)
+    V = len(BPE_TOKENS)
+
+    def tensor(name, dims):
+        n = 1
+        for dim in dims:
+            n *= dim
+        g.tensor(name, dims, w.F32_TYPE, w.floats_bytes([rng.uniform(-0.5, 0.5)
+                                                         for _ in range(n)]))
+
+    tensor("token_embd.weight", [D, V])
+    tensor("position_embd.weight", [D, CONTEXT])
+    for layer in range(LAYERS):
+        p = "blk.%d." % layer
+        for name, dims in (("attn_norm.weight", [D]), ("attn_norm.bias", [D]),
+                           ("attn_qkv.weight", [D, 3 * D]), ("attn_qkv.bias", [3 * D]),
+                           ("attn_output.weight", [D, D]), ("attn_output.bias", [D]),
+                           ("ffn_norm.weight", [D]), ("ffn_norm.bias", [D]),
+                           ("ffn_up.weight", [D, FF]), ("ffn_up.bias", [FF]),
+                           ("ffn_down.weight", [FF, D]), ("ffn_down.bias", [D])):
+            tensor(p + name, dims)
+    tensor("output_norm.weight", [D])
+    tensor("output_norm.bias", [D])
+    tensor("output.weight", [D, V])
+    return g.bytes()
+
+
 def every_type():
     g = w.Gguf(version=2)
     for vtype, value in ((w.U8, 7), (w.I8, -7), (w.U16, 700), (w.I16, -700), (w.U32, 70000),
@@ -91,7 +134,8 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, data in (("llama_f32", model(False)), ("llama_f16", model(True)),
-                       ("every_type", every_type()), ("vocabulary_only", vocabulary_only())):
+                       ("every_type", every_type()), ("vocabulary_only", vocabulary_only()),
+                       ("gpt2_bpe", gpt2())):
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
 

@@ -179,6 +179,16 @@ TEST_CASE("llama2.c checkpoints: a file that lies about itself is refused", "[ll
   std::memcpy(bad.data() + 8 + 12, &three, 4);  // 3 heads do not divide dim 4
   CHECK(model_error_of([&] { read_llama2c(bad, "t.bin"); }) ==
         "t.bin: header.n_heads: 3 heads do not divide dim 4");
+  // The rules between fields are check_config's, named as the header names them.
+  bad = tiny.version1();
+  const int32_t four = 4;
+  std::memcpy(bad.data() + 8 + 12, &four, 4);  // heads of 1 column
+  CHECK(model_error_of([&] { read_llama2c(bad, "t.bin"); }) ==
+        "t.bin: header.n_heads: a head's width d_k must be even with \"positional\": \"rope\", "
+        "got 1");
+  std::memcpy(bad.data() + 8 + 16, &three, 4);  // 3 key/value heads of 4
+  CHECK(model_error_of([&] { read_llama2c(bad, "t.bin"); }) ==
+        "t.bin: header.n_kv_heads: must divide n_heads = 4, got 3");
   bad = tiny.version1();
   const int32_t version = 3;
   std::memcpy(bad.data() + 4, &version, 4);
