@@ -200,10 +200,18 @@ std::string model_info(const Model& model, Format format) {
       type_text += name + " " + std::to_string(counted.first) + " tensors (" +
                    fixed(100 * share, 1) + "% of " + human_bytes(static_cast<double>(total)) + ")";
     }
+    // The tokenizer the metadata names (the config says only "pieces").
+    const std::string tokenizer(g.string("tokenizer.ggml.model", ""));
+    const std::string pre(g.string("tokenizer.ggml.pre", tokenizer == "gpt2" ? "default" : ""));
     info["gguf"] = {{"architecture", g.string("general.architecture", "")},
+                    {"tokenizer", tokenizer},
+                    {"pre_tokenizer", pre},
                     {"metadata", metadata},
                     {"types", type_list}};
     gguf_lines.emplace_back("architecture", std::string(g.string("general.architecture", "")));
+    gguf_lines.emplace_back("tokenizer model",
+                            tokenizer == "gpt2" ? "gpt2 (byte-level BPE, pre-tokenizer " + pre + ")"
+                                                : tokenizer + " (SentencePiece)");
     gguf_lines.emplace_back("tensor types", type_text);
     for (const auto& [key, value] : metadata.items()) {
       if (key.starts_with("general.") && key != "general.architecture") {

@@ -82,19 +82,36 @@ class Gguf(unittest.TestCase):
                 r = run(*args[:1], "--model", model, *args[1:])
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertTrue(r.stdout.strip())
+        r = run("info", "--model", model)
+        self.assertIn("tokenizer model          llama (SentencePiece)", r.stdout)
+        r = run("info", "--model", model, "-f", "json")
+        self.assertEqual(json.loads(r.stdout)["gguf"]["tokenizer"], "llama")
 
     def test_tokenize_gives_llama_cpps_ids_for_its_test_strings(self):
         # llama.cpp's tokenizer tests: each string of NAME.gguf.inp (separated
         # by a line __ggml_vocab_test__) and its ids in NAME.gguf.out, without
         # the BOS token, from a vocabulary-only file.
-        for name in ("llama-spm", "phi-3"):
+        # All nine: SentencePiece (llama-spm, phi-3) and byte-level BPE. The
+        # texts of one line go through stdin, one process a vocabulary; those
+        # with line breaks as arguments.
+        for name in ("llama-spm", "phi-3", "gpt-2", "starcoder", "falcon", "deepseek-llm",
+                     "deepseek-coder", "mpt", "refact"):
             vocab = os.path.join(SHARED, "gguf", "vocab", "ggml-vocab-%s.gguf" % name)
             with open(vocab + ".inp", encoding="utf-8") as f:
                 texts = f.read().split("\n__ggml_vocab_test__\n")
             with open(vocab + ".out", encoding="utf-8") as f:
                 expected = f.read().split("\n")
             self.assertGreaterEqual(len(texts), 46)
-            for text, ids in zip(texts[:46], expected):
+            pairs = list(zip(texts[:46], expected))
+            lines = [(t, ids) for t, ids in pairs if "\n" not in t and "\r" not in t]
+            r = run("tokenize", "-m", vocab, stdin="".join(t + "\n" for t, _ in lines))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for (text, ids), got in zip(lines, r.stdout.split("\n")):
+                with self.subTest(vocabulary=name, text=text):
+                    self.assertEqual(got.split(), ids.split())
+            for text, ids in pairs:
+                if (text, ids) in lines:
+                    continue
                 with self.subTest(vocabulary=name, text=text):
                     r = run("tokenize", "-m", vocab, "--", text)
                     self.assertEqual(r.returncode, 0, r.stderr)
