@@ -9,24 +9,10 @@
 namespace nextword {
 namespace {
 
-// llama.cpp's names (its LLM_TENSOR_NAMES) for the llama architecture.
+// llama.cpp's names (its LLM_TENSOR_NAMES) for the llama and qwen2
+// architectures; the biases of Q, K and V are qwen2's (and read where a
+// llama file has them, as llama.cpp does).
 constexpr GgufTensorName kLlamaTensors[] = {
-    {"token_embd.weight", "embedding", false},
-    {"output_norm.weight", "final_norm.weight", false},
-    {"output.weight", "classifier", false},
-    {"blk.N.attn_norm.weight", "norm1.weight", false},
-    {"blk.N.attn_q.weight", "attn.w_q", true},
-    {"blk.N.attn_k.weight", "attn.w_k", true},
-    {"blk.N.attn_v.weight", "attn.w_v", true},
-    {"blk.N.attn_output.weight", "attn.w_o", true},
-    {"blk.N.ffn_norm.weight", "norm2.weight", false},
-    {"blk.N.ffn_gate.weight", "ffn.w_gate", true},
-    {"blk.N.ffn_up.weight", "ffn.w_in", true},
-    {"blk.N.ffn_down.weight", "ffn.w_out", true},
-};
-
-// qwen2: llama's, and the biases of Q, K and V.
-constexpr GgufTensorName kQwen2Tensors[] = {
     {"token_embd.weight", "embedding", false},
     {"output_norm.weight", "final_norm.weight", false},
     {"output.weight", "classifier", false},
@@ -168,7 +154,7 @@ Config gpt2_config(const GgufFile& g, int vocab_size) {
 
 constexpr GgufArchitecture kArchitectures[] = {
     {"llama", kLlamaTensors, llama_config},
-    {"qwen2", kQwen2Tensors, qwen2_config},
+    {"qwen2", kLlamaTensors, qwen2_config},
     {"gpt2", kGpt2Tensors, gpt2_config},
 };
 

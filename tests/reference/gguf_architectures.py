@@ -143,7 +143,7 @@ def model_file(path, seed, model, torch):
             tensor(p + "attn_q.weight", q, d)
             tensor(p + "attn_k.weight", kv, d)
             tensor(p + "attn_v.weight", kv, d)
-            if arch == "qwen2":
+            if arch == "qwen2" or factors:  # llama.cpp reads a llama file's biases too
                 for part, width in (("q", q), ("k", kv), ("v", kv)):
                     tensor(p + "attn_%s.bias" % part, 1, width, scale=0.2)
         tensor(p + "attn_output.weight", d, q)
