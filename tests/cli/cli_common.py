@@ -64,7 +64,9 @@ def record_input(args, stdin, env):
         f.write(json.dumps(entry) + "\n")
 
 
-def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
+def run(*args, stdin=None, env=None, stdout=subprocess.PIPE, errors="strict"):
+    """The binary run with `args`, its output as text; errors="surrogateescape"
+    keeps the bytes of an output that is not UTF-8 (a model's byte piece)."""
     merged = dict(os.environ)
     merged.pop("NEXTWORD_MODEL", None)
     merged.update(NO_MODELS)
@@ -73,7 +75,7 @@ def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
     merged.update(env or {})
     record_input(args, stdin, merged)
     return subprocess.run([NEXTWORD, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, env=merged, check=False)
+                          text=True, errors=errors, env=merged, check=False)
 
 
 def main(module):
