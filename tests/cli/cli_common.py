@@ -28,8 +28,11 @@ def read(path):
 
 # Models of the caller's own ($NEXTWORD_MODELS, ~/.local/share/nextword/
 # models) never take a name from the build's data/ in a test: the search
-# path's first two places are pointed at a directory that does not exist.
-NO_MODELS = {"NEXTWORD_MODELS": "", "XDG_DATA_HOME": "/nonexistent/nextword-tests"}
+# path's first two places are pointed at a directory that does not exist;
+# and ollama's store too ($OLLAMA_MODELS, else ~/.ollama/models), so that
+# `nextword models` lists the build's models alone.
+NO_MODELS = {"NEXTWORD_MODELS": "", "XDG_DATA_HOME": "/nonexistent/nextword-tests",
+             "OLLAMA_MODELS": "/nonexistent/nextword-tests/ollama"}
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

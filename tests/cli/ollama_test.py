@@ -244,13 +244,16 @@ class Ollama(unittest.TestCase):
         home = os.path.join(self.tmp.name, "home")
         Store(os.path.join(home, ".ollama", "models")).pull("homely", "latest", self.second)
         expected = self.ran("predict", "--model", self.second_blob, "the cat")[0]
-        for env in ({"HOME": home}, {"HOME": home, "OLLAMA_MODELS": ""}):
-            with self.subTest(env=env):
-                # run() keeps the caller's environment: OLLAMA_MODELS is left out
-                # of it by main() below, so {"HOME": home} leaves it unset.
-                r = run("predict", "--model", "ollama:homely", "the cat", env=env)
+        # OLLAMA_MODELS unset (cli_common points it at nothing), then empty.
+        unset = {k: v for k, v in os.environ.items() if k != "OLLAMA_MODELS"}
+        for env in ({**unset, "HOME": home}, {**unset, "HOME": home, "OLLAMA_MODELS": ""}):
+            with self.subTest(ollama_models=env.get("OLLAMA_MODELS")):
+                r = subprocess.run([cli_common.NEXTWORD, "predict", "--model", "ollama:homely",
+                                    "the cat"], capture_output=True, text=True,
+                                   errors="surrogateescape", env=env, check=False)
                 self.assertEqual((r.returncode, r.stdout, r.stderr), (0, expected, ""))
-                r = run("models", "--names", env=env)
+                r = subprocess.run([cli_common.NEXTWORD, "models", "--names"],
+                                   capture_output=True, text=True, env=env, check=False)
                 self.assertEqual(r.stdout.splitlines()[2:], ["ollama:homely:latest"])
         self.refused("%s/.ollama/models: no ollama store here (ollama's models are looked for "
                      "in $OLLAMA_MODELS, else ~/.ollama/models)" % self.tmp.name,
@@ -363,6 +366,4 @@ class Ollama(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    # The store is each test's own: a caller's $OLLAMA_MODELS never leaks in.
-    os.environ.pop("OLLAMA_MODELS", None)
     cli_common.main(sys.modules[__name__])
