@@ -15,10 +15,11 @@ namespace nextword::cli {
 
 void ModelOptions::add_to(CLI::App& command) {
   auto* model = command.add_option("-m,--model", dir,
-                                   std::string("A model's name (see `nextword models`) or a "
+                                   std::string("A model's name (see `nextword models`), a "
                                                "directory holding vocab.json and "
-                                               "weights.safetensors or weights.json (default: "
-                                               "$NEXTWORD_MODEL, else ") +
+                                               "weights.safetensors or weights.json, a GGUF "
+                                               "file, or ollama:NAME[:TAG], a model ollama has "
+                                               "pulled (default: $NEXTWORD_MODEL, else ") +
                                        kDefaultModel + ")");
   auto* v = command.add_option("--vocab", vocab, "vocab.json to use (with --weights)");
   auto* w = command.add_option("--weights", weights,

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "model/installed_models.h"
+#include "model/ollama_store.h"
 
 namespace nextword::cli {
 namespace {
@@ -53,7 +54,11 @@ std::string default_model() {
 }
 
 std::string model_directory(const std::string& value) {
-  return resolve_model(value.empty() ? default_model() : value, model_search_path());
+  const std::string chosen = value.empty() ? default_model() : value;
+  if (is_ollama_reference(chosen)) {
+    return find_ollama_model(ollama_store(), chosen.substr(std::string(kOllamaPrefix).size())).blob;
+  }
+  return resolve_model(chosen, model_search_path());
 }
 
 }  // namespace nextword::cli

@@ -24,13 +24,14 @@ std::vector<std::string> model_search_path();
 std::string user_models_directory();
 
 // The model a command given no --model loads: $NEXTWORD_MODEL if set (a
-// name or a directory), else kDefaultModel.
+// name, a directory or ollama:NAME[:TAG]), else kDefaultModel.
 std::string default_model();
 
 // The directory a --model value means (a directory, or a model's name on
-// the search path: model/installed_models.h); with no value, $NEXTWORD_MODEL
-// if set (a name or a directory), else the default model. Throws
-// Error(kModel) naming where it looked when there is no such model.
+// the search path: model/installed_models.h), or the GGUF file of
+// ollama:NAME[:TAG] (model/ollama_store.h); with no value, $NEXTWORD_MODEL
+// if set, else the default model. Throws Error(kModel) naming where it
+// looked when there is no such model.
 std::string model_directory(const std::string& value);
 
 }  // namespace nextword::cli

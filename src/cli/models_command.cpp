@@ -1,5 +1,5 @@
 // nextword models: the models along the search path (cli/default_model.h),
-// by name, with what their cards say.
+// by name, with what their cards say; then ollama's (model/ollama_store.h).
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/default_model.h"
 #include "model/installed_models.h"
+#include "model/ollama_store.h"
 #include "text/documents.h"
 
 namespace nextword::cli {
@@ -46,14 +47,23 @@ struct ModelsCommand {
   int run() const {
     const std::vector<std::string> search_path = model_search_path();
     const std::vector<InstalledModel> found = installed_models(search_path);
+    const std::vector<OllamaListed> ollama = ollama_models(ollama_store());
     if (names) {
       for (const InstalledModel& installed : found) write_line(installed.name);
+      for (const OllamaListed& listed : ollama) write_line(kOllamaPrefix + listed.name);
       return 0;
     }
     // The default is the model a command given no --model would load.
-    std::string default_dir;
+    std::string default_dir, default_ollama;
     try {
-      default_dir = resolve_model(default_model(), search_path);
+      const std::string chosen = default_model();
+      if (is_ollama_reference(chosen)) {
+        default_ollama =
+            find_ollama_model(ollama_store(), chosen.substr(std::string(kOllamaPrefix).size()))
+                .name;
+      } else {
+        default_dir = resolve_model(chosen, search_path);
+      }
     } catch (const Error&) {  // no default model: none is marked
     }
     int status = 0;
@@ -66,29 +76,65 @@ struct ModelsCommand {
         status = static_cast<int>(e.code());
         continue;
       }
-      const nlohmann::json card = read_card(installed.dir);
-      const bool is_default = installed.dir == default_dir;
-      if (format == "json") {
-        write_line(nlohmann::ordered_json{{"name", installed.name},
-                                          {"default", is_default},
-                                          {"directory", installed.dir},
-                                          {"parameters", m->weights.parameter_count()},
-                                          {"vocabulary", m->vocab.size()},
-                                          {"text", field(card, "text")},
-                                          {"headline", field(card, "headline")},
-                                          {"base", field(card, "base")}}
-                       .dump());
+      write_model(installed, *m, installed.dir == default_dir);
+    }
+    // ollama's, after: named by their manifests, not read (most are of
+    // tensor types nextword does not read; --model says so of one).
+    for (const OllamaListed& listed : ollama) {
+      if (listed.error) {
+        report(listed.error->message());
+        status = static_cast<int>(listed.error->code());
         continue;
       }
-      std::string line = installed.name + (is_default ? " (default)" : "") + "\n  " +
-                         std::to_string(m->weights.parameter_count()) + " parameters, " +
-                         std::to_string(m->vocab.size()) + " words, " + installed.dir;
-      for (const char* name : {"text", "headline"}) {
-        if (!field(card, name).empty()) line += "\n  " + field(card, name);
-      }
-      write_line(line);
+      write_ollama(*listed.model, listed.name == default_ollama);
     }
     return status;
+  }
+
+  void write_model(const InstalledModel& installed, const Model& m, bool is_default) const {
+    const nlohmann::json card = read_card(installed.dir);
+    if (format == "json") {
+      write_line(nlohmann::ordered_json{{"name", installed.name},
+                                        {"default", is_default},
+                                        {"directory", installed.dir},
+                                        {"parameters", m.weights.parameter_count()},
+                                        {"vocabulary", m.vocab.size()},
+                                        {"text", field(card, "text")},
+                                        {"headline", field(card, "headline")},
+                                        {"base", field(card, "base")}}
+                     .dump());
+      return;
+    }
+    std::string line = installed.name + (is_default ? " (default)" : "") + "\n  " +
+                       std::to_string(m.weights.parameter_count()) + " parameters, " +
+                       std::to_string(m.vocab.size()) + " words, " + installed.dir;
+    for (const char* name : {"text", "headline"}) {
+      if (!field(card, name).empty()) line += "\n  " + field(card, name);
+    }
+    write_line(line);
+  }
+
+  // An ollama model as the others, its blob the "directory"; what would
+  // need the model read (parameters, vocabulary) is null, and the blob's
+  // size and manifest are given.
+  void write_ollama(const OllamaModel& m, bool is_default) const {
+    const std::string name = kOllamaPrefix + m.name;
+    if (format == "json") {
+      write_line(nlohmann::ordered_json{{"name", name},
+                                        {"default", is_default},
+                                        {"directory", m.blob},
+                                        {"parameters", nullptr},
+                                        {"vocabulary", nullptr},
+                                        {"text", ""},
+                                        {"headline", ""},
+                                        {"base", ""},
+                                        {"bytes", m.bytes},
+                                        {"manifest", m.manifest}}
+                     .dump());
+      return;
+    }
+    write_line(name + (is_default ? " (default)" : "") + "\n  " + std::to_string(m.bytes) +
+               " bytes, " + m.blob);
   }
 };
 
@@ -97,7 +143,9 @@ struct ModelsCommand {
 CLI::App* add_models_command(CLI::App& app, std::function<int()>& run) {
   return add_command<ModelsCommand>(app, "models",
                                     "List the models --model finds by name ($NEXTWORD_MODELS, "
-                                    "~/.local/share/nextword/models, the installed ones)",
+                                    "~/.local/share/nextword/models, the installed ones), "
+                                    "then ollama's as ollama:NAME:TAG ($OLLAMA_MODELS, "
+                                    "~/.ollama/models)",
                                     run);
 }
 

@@ -28,8 +28,11 @@ def read(path):
 
 # Models of the caller's own ($NEXTWORD_MODELS, ~/.local/share/nextword/
 # models) never take a name from the build's data/ in a test: the search
-# path's first two places are pointed at a directory that does not exist.
-NO_MODELS = {"NEXTWORD_MODELS": "", "XDG_DATA_HOME": "/nonexistent/nextword-tests"}
+# path's first two places are pointed at a directory that does not exist;
+# and ollama's store too ($OLLAMA_MODELS, else ~/.ollama/models), so that
+# `nextword models` lists the build's models alone.
+NO_MODELS = {"NEXTWORD_MODELS": "", "XDG_DATA_HOME": "/nonexistent/nextword-tests",
+             "OLLAMA_MODELS": "/nonexistent/nextword-tests/ollama"}
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -64,7 +67,9 @@ def record_input(args, stdin, env):
         f.write(json.dumps(entry) + "\n")
 
 
-def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
+def run(*args, stdin=None, env=None, stdout=subprocess.PIPE, errors="strict"):
+    """The binary run with `args`, its output as text; errors="surrogateescape"
+    keeps the bytes of an output that is not UTF-8 (a model's byte piece)."""
     merged = dict(os.environ)
     merged.pop("NEXTWORD_MODEL", None)
     merged.update(NO_MODELS)
@@ -73,7 +78,7 @@ def run(*args, stdin=None, env=None, stdout=subprocess.PIPE):
     merged.update(env or {})
     record_input(args, stdin, merged)
     return subprocess.run([NEXTWORD, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, env=merged, check=False)
+                          text=True, errors=errors, env=merged, check=False)
 
 
 def main(module):

@@ -7,6 +7,7 @@ cannot be read are one line naming the file and the field, exit 3.
 
     python3 tests/cli/gguf_test.py build/nextword data ../shared/models
 """
+import hashlib
 import json
 import os
 import shutil
@@ -42,6 +43,29 @@ class Gguf(unittest.TestCase):
                             "-n", str(GENERATED), "Once upon a time"],
                            capture_output=True, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, golden)
+
+    def test_greedy_generate_through_an_ollama_store(self):
+        # The same file as ollama keeps it (tests/cli/ollama_test.py has the
+        # store's every case): blobs/sha256-HEX named by its manifest.
+        with open(gguf("stories260K.gguf"), "rb") as f:
+            data = f.read()
+        digest = hashlib.sha256(data).hexdigest()
+        store = os.path.join(self.tmp.name, "ollama")
+        manifests = os.path.join(store, "manifests", "registry.ollama.ai", "library", "stories")
+        os.makedirs(manifests, exist_ok=True)
+        os.makedirs(os.path.join(store, "blobs"), exist_ok=True)
+        shutil.copyfile(gguf("stories260K.gguf"), os.path.join(store, "blobs", "sha256-" + digest))
+        with open(os.path.join(manifests, "260k"), "w", encoding="utf-8") as f:
+            json.dump({"schemaVersion": 2, "layers": [{
+                "mediaType": "application/vnd.ollama.image.model", "digest": "sha256:" + digest,
+                "size": len(data)}]}, f)
+        with open(os.path.join(SHARED, "stories260K", "greedy-once-upon-a-time.txt"), "rb") as f:
+            golden = f.read()
+        r = subprocess.run([cli_common.NEXTWORD, "generate", "--model", "ollama:stories:260k",
+                            "-n", str(GENERATED), "Once upon a time"], capture_output=True,
+                           env={**os.environ, "OLLAMA_MODELS": store}, check=False)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
         self.assertEqual(r.stdout, golden)
 
     def test_a_file_in_the_working_directory_is_a_model_not_a_name(self):

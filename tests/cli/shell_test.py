@@ -12,7 +12,7 @@ build into a temporary prefix, then
     comes back with capture-pane, each step polls until the screen shows
     what it should (never a fixed sleep as the check). Commands after
     `nextword`, options after `-`, the choices of -f, directories only after
-    -m, file names after --history.
+    -m, file names after --history, ollama's NAME:TAG after -m ollama:.
 
 What the checks expect (the commands, the choices of --format) is read from
 the installed binary's --help, not written here.
@@ -24,6 +24,8 @@ Exits 77 (skipped) when tmux or bash-completion is missing, 1 when a check
 fails.
 """
 import gzip
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -166,8 +168,22 @@ class Checks:
         # (`nextword models --names`), beside the directories here.
         self.completes_to("nextword predict -m sto", "nextword predict -m stories ")
         got = self.listed("nextword predict -m ")
-        if sorted(got) != ["english", "models/", "prefix/", "stories"]:
-            raise Failure(f"-m listed {got}, want english, stories and the directories")
+        want = ["english", "models/", "ollama:llama3.2:1b", "ollama:llama3.2:latest", "prefix/",
+                "stories"]
+        if sorted(got) != want:
+            raise Failure(f"-m listed {got}, want {want}: the models and the directories")
+
+    def test_ollama_names(self):
+        # ollama's models ($OLLAMA_MODELS here) are ollama:NAME:TAG, which
+        # bash breaks into words at each ':'.
+        self.completes_to("nextword predict -m ollama:ll", "nextword predict -m ollama:llama3.2:")
+        got = self.listed("nextword predict -m ollama:llama3.2:")
+        if sorted(got) != ["1b", "latest"]:
+            raise Failure(f"-m ollama:llama3.2: listed {got}, want its tags 1b and latest")
+        self.completes_to("nextword predict -m ollama:llama3.2:la",
+                          "nextword predict -m ollama:llama3.2:latest ")
+        self.completes_to("nextword generate --model=ollama:llama3.2:1",
+                          "nextword generate --model=ollama:llama3.2:1b ")
 
     def test_history_file(self):
         self.completes_to("nextword complete --history models/tink",
@@ -221,6 +237,24 @@ def check_man_page(prefix, nextword):
     return len(commands)
 
 
+def ollama_store(root, tags):
+    """ollama's store in `root` with llama3.2 as each of `tags`: a manifest
+    and its model layer's blob (a GGUF file's first bytes: `models --names`
+    reads the manifest, no further)."""
+    blob = b"GGUF" + bytes(60)
+    digest = hashlib.sha256(blob).hexdigest()
+    os.makedirs(os.path.join(root, "blobs"))
+    with open(os.path.join(root, "blobs", "sha256-" + digest), "wb") as f:
+        f.write(blob)
+    manifests = os.path.join(root, "manifests", "registry.ollama.ai", "library", "llama3.2")
+    os.makedirs(manifests)
+    for tag in tags:
+        with open(os.path.join(manifests, tag), "w", encoding="utf-8") as f:
+            json.dump({"schemaVersion": 2, "layers": [{
+                "mediaType": "application/vnd.ollama.image.model",
+                "digest": "sha256:" + digest, "size": len(blob)}]}, f)
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     flags = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
@@ -239,6 +273,7 @@ def main():
     with_man = flags.get("man", "ON").upper() in ("ON", "1", "TRUE", "YES")
 
     workdir = tempfile.mkdtemp(prefix="nextword-shell-")
+    ollama = tempfile.mkdtemp(prefix="nextword-shell-ollama-")
     prefix = os.path.join(workdir, "prefix")
     passed = failed = 0
     started = time.monotonic()
@@ -274,8 +309,12 @@ def main():
             os.makedirs(os.path.join(workdir, d))
         with open(os.path.join(workdir, "models", "tinker.txt"), "w") as f:
             f.write("once upon a time\n")
+        # ollama's store outside the working directory (a folder there would
+        # be listed after -m).
+        ollama_store(os.path.join(ollama, "models"), ["1b", "latest"])
         env = {"PATH": os.path.join(prefix, "bin") + ":/usr/bin:/bin", "HOME": workdir,
-               "LANG": "C.UTF-8", "TERM": "screen"}
+               "LANG": "C.UTF-8", "TERM": "screen",
+               "OLLAMA_MODELS": os.path.join(ollama, "models")}
         with open(os.path.join(workdir, "setup.sh"), "w") as f:
             f.write(f"PS1='$ '\nunset HISTFILE\nbind 'set bell-style none'\n"
                     f"source {BASH_COMPLETION}\nsource '{completion}'\n")
@@ -290,6 +329,7 @@ def main():
         if term is not None:
             term.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(ollama, ignore_errors=True)
     print(f"shell_test: {passed} passed, {failed} failed ({time.monotonic() - started:.1f} s)")
     return 1 if failed else 0
 
