@@ -194,24 +194,28 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
           path, field,
           "shape " + dims_text(t->dims) + ", the hyperparameters give " + dims_text(dims));
     }
-    const GgmlTypeInfo info = ggml_type_info(t->type);
-    const bool f32 = t->type == static_cast<uint32_t>(GgmlType::kF32);
-    const bool f16 = t->type == static_cast<uint32_t>(GgmlType::kF16);
-    if (!f32 && !(f16 && output_rows)) {
+    // Every tensor in F32, F16, BF16 or Q8_0 (whose rows the container
+    // checked are whole blocks of 32), read in place.
+    const auto type = static_cast<GgmlType>(t->type);
+    const WeightType read = type == GgmlType::kF16    ? WeightType::kF16
+                            : type == GgmlType::kBF16 ? WeightType::kBF16
+                            : type == GgmlType::kQ8_0 ? WeightType::kQ8_0
+                                                      : WeightType::kF32;
+    if (read == WeightType::kF32 && type != GgmlType::kF32) {
       throw model_error(path, field,
-                        std::string("type ") + info.name +
-                            " is not read here (F32 tensors, and F16 projections)");
+                        std::string("type ") + ggml_type_info(t->type).name +
+                            " is not read here (F32, F16, BF16 and Q8_0 tensors)");
     }
-    // Read in place, each element where its type needs it (a general.alignment
-    // of 1 or 2 may leave a float at an odd address).
-    const size_t element = f16 ? 2 : 4;
+    // Each element where its type needs it (a general.alignment of 1 or 2
+    // may leave a float at an odd address; a Q8_0 block's scale is a half).
+    const size_t element = read == WeightType::kF32 ? 4 : 2;
     if (reinterpret_cast<uintptr_t>(t->data) % element != 0) {
       throw model_error(path, field,
                         "its data is not aligned to " + std::to_string(element) +
                             " bytes (general.alignment " + std::to_string(g.alignment()) + ")");
     }
     present.push_back(spec);
-    sources.push_back({t->data, output_rows, f16 ? WeightType::kF16 : WeightType::kF32});
+    sources.push_back({t->data, output_rows, read});
   }
 
   c.unk_token = std::string(v.vocab.word(v.unk));

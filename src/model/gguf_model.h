@@ -7,7 +7,10 @@
 // format v1's (data/FORMAT.md, "GGUF files"):
 //   llama  RMSNorm, rotary positions on adjacent pairs, SwiGLU, grouped-query
 //          attention, an output of its own or the embedding tied.
-// Tensor types: F32 and F16. The tokenizer: tokenizer.ggml.model "llama"
+// Tensor types: F32, F16, BF16 and Q8_0 (ggml's blocks of 32 int8 and an
+// F16 scale), every tensor read in place: the products and the embedding
+// widen their elements as they read them, any other reader gets the tensor
+// widened once. The tokenizer: tokenizer.ggml.model "llama"
 // (SentencePiece with scores and byte fallback).
 #pragma once
 
