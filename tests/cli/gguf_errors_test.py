@@ -95,14 +95,22 @@ class GgufErrors(unittest.TestCase):
         self.assertEqual(r.stderr, "nextword: %s: %s\n" % (path, message))
 
     def test_the_good_files_run(self):
-        # Every matrix in each type read.
+        # Every matrix in each type read, and a key as long as llama-quantize's
+        # general.quantization_version, which info's text lines up.
         for name, (matrices, _, _) in w.TYPES.items():
             with self.subTest(matrices=name):
                 path = os.path.join(self.tmp.name, "good.gguf")
                 with open(path, "wb") as f:
-                    f.write(llama(matrices=matrices, d=32, ff=64))
+                    f.write(llama(matrices=matrices, d=32, ff=64,
+                                  keys={"general.quantization_version": 2}))
                 r = run("predict", "--model", path, "-k", "2", "a")
                 self.assertEqual(r.returncode, 0, r.stderr)
+                r = run("info", "--model", path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("\ngeneral.quantization_version  2\n", r.stdout)
+                self.assertIn("F32 3 tensors" if name != "F32" else "F32 11 tensors", r.stdout)
+                if name != "F32":
+                    self.assertIn(" %s 8 tensors (" % name, r.stdout)
 
     def test_each_fault_is_named(self):
         cases = [
