@@ -1,11 +1,15 @@
 // A tensor of the model as the math reads it: its floats, and, when the
 // weights file holds it another way, the file's own elements too.
 //
-// A matrix is [in, out] to the math (y = x W). Two other layouts are read in
-// place: IEEE halves (F16) in that same layout (a weights.safetensors), and
+// A matrix is [in, out] to the math (y = x W). Three other layouts are read
+// in place: IEEE halves (F16) in that same layout (a weights.safetensors);
 // a GGUF file's rows of outputs ([out, in], y_o = the dot product of x and
-// row o) in float32 or halves. The products of prediction
-// (math/row_products.h) read those elements and widen them in registers:
+// row o, every projection); and a GGUF file's rows of words (the
+// embedding's and the classifier's [V, d], the math's own layout, whose
+// rows the embedding copies and the classifier's transposed product reads),
+// those two in float32, F16, BF16 or Q8_0 (base/weight_elements.h). The
+// products of prediction (math/row_products.h) read those elements and
+// widen them in registers, and the embedding widens the rows it copies:
 // nothing widened or copied at load (widening a large model at every start
 // would be a large share of a one-phrase process). Everything else that
 // reads the tensor (a norm, a bias, the lens, attribution, training) reads
@@ -28,8 +32,9 @@ class Widening {
   virtual const float* floats() const = 0;
 };
 
-// How a view's elements are stored in the file, when not as the floats.
-enum class WeightType : uint8_t { kF32, kF16 };
+// How a view's elements are stored in the file, when not as the floats:
+// float32, IEEE halves, bfloat16, ggml's Q8_0 (blocks of 32 int8 and a half).
+enum class WeightType : uint8_t { kF32, kF16, kBF16, kQ8_0 };
 
 class WeightView {
  public:
@@ -51,6 +56,14 @@ class WeightView {
     v.row_length_ = in;
     return v;
   }
+  // A matrix [rows, in] (or a vector, one row) stored in the math's layout:
+  // rows of `in` elements of `type` at `rows`, the floats given by `widening`.
+  static constexpr WeightView rows_of_words(const void* rows, WeightType type, int64_t in,
+                                            const Widening* widening) {
+    WeightView v = rows_of_outputs(rows, type, in, widening);
+    v.words_ = true;
+    return v;
+  }
 
   // The floats in the math's layout, widened first when they are not yet.
   operator const float*() const {  // NOLINT: implicit by design
@@ -63,13 +76,15 @@ class WeightView {
     return row_length_ == 0 && type_ == WeightType::kF16 ? static_cast<const uint16_t*>(raw_)
                                                          : nullptr;
   }
-  // Rows of outputs: the file's rows, their type and their length (the
-  // matrix's `in`); row_length() is 0 for any other view.
+  // Rows of outputs or of words: the file's rows, their type and their
+  // length (the matrix's `in`); row_length() is 0 for any other view.
   const void* rows() const { return row_length_ > 0 ? raw_ : nullptr; }
+  // Whether rows() are the math's columns (rows of outputs), not its rows.
+  bool output_rows() const { return row_length_ > 0 && !words_; }
   WeightType type() const { return type_; }
   int64_t row_length() const { return row_length_; }
   // The view `n` elements on in the math's layout (a row of a matrix, a
-  // slice of the classifier). Of rows of outputs, the floats' (widened).
+  // slice of the classifier). Of rows of outputs or words, the floats' (widened).
   WeightView operator+(size_t n) const {
     if (row_length_ > 0) return WeightView(static_cast<const float*>(*this) + n);
     return {floats_ + n, raw_ != nullptr ? static_cast<const uint16_t*>(raw_) + n : nullptr,
@@ -85,6 +100,7 @@ class WeightView {
   const void* raw_ = nullptr;
   const Widening* widening_ = nullptr;
   WeightType type_ = WeightType::kF32;
+  bool words_ = false;  // rows of words, not of outputs
   int64_t row_length_ = 0;
 };
 

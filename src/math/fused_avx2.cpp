@@ -31,9 +31,31 @@ struct Avx2 {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   NEXTWORD_VECTOR_OP static V load(const uint16_t* p, Mask m) {
-    // The mask's first n lanes as eight 16-bit lanes; the whole pairs of
-    // halves among them by one masked 32-bit load (nothing past them read),
-    // and an odd last half on its own.
+    return _mm256_cvtph_ps(masked_halves(p, m));
+  }
+  // Eight bfloat16 widened (their bits shifted up 16: exact).
+  NEXTWORD_VECTOR_OP static V load(const Bf16* p) {
+    return from_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  NEXTWORD_VECTOR_OP static V load(const Bf16* p, Mask m) {
+    return from_bf16(masked_halves(reinterpret_cast<const uint16_t*>(p), m));
+  }
+  // Eight Q8_0 elements of one block: q widened times the block's scale
+  // (exact, base/weight_elements.h). Masked, the eight bytes are read (they
+  // lie in the block) and lanes past the mask made +0.
+  NEXTWORD_VECTOR_OP static V load(Q8Rows p) {
+    const BlockQ8_0& b = p.blocks[p.at / kQ8Block];
+    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.q + p.at % kQ8Block));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)),
+                         _mm256_cvtph_ps(_mm_set1_epi16(static_cast<int16_t>(b.d))));
+  }
+  NEXTWORD_VECTOR_OP static V load(Q8Rows p, Mask m) {
+    return _mm256_and_ps(load(p), _mm256_castsi256_ps(m));
+  }
+  // The mask's first n lanes as eight 16-bit lanes; the whole pairs of
+  // halves among them by one masked 32-bit load (nothing past them read),
+  // and an odd last half on its own.
+  NEXTWORD_VECTOR_OP static __m128i masked_halves(const uint16_t* p, Mask m) {
     const __m128i lanes =
         _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
     const __m128i pairs = _mm_srai_epi32(lanes, 16);
@@ -43,7 +65,10 @@ struct Avx2 {
       h = _mm_or_si128(h, _mm_and_si128(_mm_andnot_si128(pairs, lanes),
                                         _mm_set1_epi16(static_cast<int16_t>(p[n - 1]))));
     }
-    return _mm256_cvtph_ps(h);
+    return h;
+  }
+  NEXTWORD_VECTOR_OP static V from_bf16(__m128i h) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
@@ -89,6 +114,16 @@ void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, in
 void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
                         float* C, int ldc) {
   fused_product_transposed<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx2>(M, N, K, A, lda, Q8Rows{B, 0}, ldb, C, ldc);
 }
 
 }  // namespace avx2

@@ -37,6 +37,31 @@ struct Avx512 {
   NEXTWORD_VECTOR_OP static V load(const uint16_t* p, Mask m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
   }
+  // Sixteen bfloat16 widened (their bits shifted up 16: exact).
+  NEXTWORD_VECTOR_OP static V load(const Bf16* p) {
+    return from_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  NEXTWORD_VECTOR_OP static V load(const Bf16* p, Mask m) {
+    return from_bf16(_mm256_maskz_loadu_epi16(m, p));
+  }
+  // Sixteen Q8_0 elements of one block: q widened times the block's scale
+  // (exact, base/weight_elements.h); masked, lanes past the mask are +0.
+  NEXTWORD_VECTOR_OP static V load(Q8Rows p) {
+    const BlockQ8_0& b = p.blocks[p.at / kQ8Block];
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q + p.at % kQ8Block));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), scale(b));
+  }
+  NEXTWORD_VECTOR_OP static V load(Q8Rows p, Mask m) {
+    const BlockQ8_0& b = p.blocks[p.at / kQ8Block];
+    const __m128i q = _mm_maskz_loadu_epi8(m, b.q + p.at % kQ8Block);
+    return _mm512_maskz_mul_ps(m, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), scale(b));
+  }
+  NEXTWORD_VECTOR_OP static V from_bf16(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  NEXTWORD_VECTOR_OP static V scale(const BlockQ8_0& b) {
+    return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<int16_t>(b.d)));
+  }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
   NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
@@ -86,6 +111,16 @@ void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, in
 void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
                         float* C, int ldc) {
   fused_product_transposed<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
+                        float* C, int ldc) {
+  fused_product_transposed<Avx512>(M, N, K, A, lda, Q8Rows{B, 0}, ldb, C, ldc);
 }
 
 }  // namespace avx512

@@ -7,19 +7,23 @@
 // S gives: V, a vector of kLanes floats; Mask, the first n lanes of one;
 // zero, broadcast, load, store (whole or masked: a masked load reads
 // nothing past the mask and gives +0 there; B's loads read floats or IEEE
-// halves, const uint16_t*, widened exactly in registers, so a product of
-// halves is the same bits as the product of their floats), fma(a, b, c) = a b + c rounded
-// once; sum(v), the lanes added halves first (lane l + lane l + kLanes/2,
-// and so on down to one), and sum4, four vectors' sums, the same additions,
-// side by side; kRows and width<R>(), the register block of
-// product: R rows of C by width<R>() vectors of columns; kDotRows, the
-// rows of A that product_transposed takes together (by four rows of B; a
-// single row of A by eight).
+// halves, const uint16_t*, and the transposed product's also bfloat16,
+// const Bf16*, and Q8_0 rows, Q8Rows below (whose masked load may read the
+// rest of its block, never past it), each widened exactly in registers
+// (base/weight_elements.h), so a product of them is the same bits as the
+// product of their floats), fma(a, b, c) = a b + c rounded once; sum(v),
+// the lanes added halves first (lane l + lane l + kLanes/2, and so on down
+// to one), and sum4, four vectors' sums, the same additions, side by side;
+// kRows and width<R>(), the register block of product: R rows of C by
+// width<R>() vectors of columns; kDotRows, the rows of A that
+// product_transposed takes together (by four rows of B; a single row of A
+// by eight).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "base/weight_elements.h"
 #include "math/kernel_paths.h"  // NEXTWORD_HOT_LOOP
 
 namespace nextword {
@@ -37,6 +41,22 @@ NEXTWORD_VECTOR_OP constexpr size_t offset(int row, int ld) {
   return static_cast<size_t>(row) * static_cast<size_t>(ld);
 }
 NEXTWORD_VECTOR_OP constexpr int smaller(int a, int b) { return a < b ? a : b; }
+
+// Q8_0 rows (ggml's blocks of 32) from element `at` on, where the
+// transposed product takes a pointer to B's elements: B + n is n elements
+// on. Its loads start at a multiple of kLanes, which divides 32 (rows
+// start at whole blocks), so a vector's elements lie in one block.
+struct Q8Rows {
+  const BlockQ8_0* blocks;
+  size_t at;
+};
+NEXTWORD_VECTOR_OP Q8Rows operator+(Q8Rows p, size_t n) { return {p.blocks, p.at + n}; }
+// B's bytes per 32 elements, for the stretches of rows that stay in cache.
+template <class T>
+NEXTWORD_VECTOR_OP constexpr size_t bytes_per_32(const T*) {
+  return 32 * sizeof(T);
+}
+NEXTWORD_VECTOR_OP constexpr size_t bytes_per_32(Q8Rows) { return sizeof(BlockQ8_0); }
 
 // Every sum of a register block at +0.
 template <class S, int R, int W>
@@ -217,10 +237,10 @@ void fused_product(int M, int N, int K, const float* A, int lda, const T* B, int
 
 // acc[r][s] = fma(A[r, 0 .. kLanes), B[s, 0 .. kLanes), acc[r][s]), lane by
 // lane; with Masked, lanes past `tail` are read as +0 (nothing past it is read).
-template <class S, int RA, int RB, bool Masked, class T>
+template <class S, int RA, int RB, bool Masked, class P>
 [[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_step(typename S::V (&acc)[RA][RB],
-                                                             const float* A, int lda, const T* B,
-                                                             int ldb, typename S::Mask tail) {
+                                                             const float* A, int lda, P B, int ldb,
+                                                             typename S::Mask tail) {
   using V = typename S::V;
   V a[RA];
 #pragma GCC unroll 16
@@ -236,10 +256,9 @@ template <class S, int RA, int RB, bool Masked, class T>
 }
 
 // Rows [0, RA) of A by rows [0, RB) of B, RB 1 or a multiple of 4.
-template <class S, int RA, int RB, class T>
-[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_block(int K, const float* A, int lda,
-                                                              const T* B, int ldb, float* C,
-                                                              int ldc) {
+template <class S, int RA, int RB, class P>
+[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_block(int K, const float* A, int lda, P B,
+                                                              int ldb, float* C, int ldc) {
   using V = typename S::V;
   constexpr int L = S::kLanes;
   V acc[RA][RB];
@@ -264,8 +283,8 @@ template <class S, int RA, int RB, class T>
   }
 }
 
-template <class S, int RA, class T>
-NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, const T* B, int ldb, float* C,
+template <class S, int RA, class P>
+NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, P B, int ldb, float* C,
                                int ldc) {
   constexpr int RB = RA == 1 ? 8 : 4;  // one row of A: eight chains side by side
   int j = 0;
@@ -274,16 +293,16 @@ NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, const T* B
 }
 
 // B in stretches of about 128 KiB of its rows, each met by every row of A
-// while it is in cache.
-template <class S, class T>
-void fused_product_transposed(int M, int N, int K, const float* A, int lda, const T* B, int ldb,
-                              float* C, int ldc) {
+// while it is in cache. B is a pointer to its elements or Q8Rows.
+template <class S, class P>
+void fused_product_transposed(int M, int N, int K, const float* A, int lda, P B, int ldb, float* C,
+                              int ldc) {
   constexpr int RA = S::kDotRows;
-  const int stretch =
-      smaller(N, static_cast<int>(32768 * sizeof(float) / sizeof(T) / (K > 0 ? K : 1)) / 4 * 4 + 4);
+  const size_t row_bytes = bytes_per_32(B) * static_cast<size_t>(K > 0 ? K : 1) / 32;
+  const int stretch = smaller(N, static_cast<int>(131072 / row_bytes) / 4 * 4 + 4);
   for (int j = 0; j < N; j += stretch) {
     const int n = smaller(stretch, N - j);
-    const T* b = B + offset(j, ldb);
+    const P b = B + offset(j, ldb);
     int i = 0;
     for (; i + RA <= M; i += RA) {
       nt_rows<S, RA>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);

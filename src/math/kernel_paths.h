@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/weight_elements.h"
+
 // The sanitizer build leaves the product loops, nearly all of a prediction's
 // work, out of AddressSanitizer's and UndefinedBehaviorSanitizer's checks:
 // instrumented, they make the split tests of that build many times slower.
@@ -46,7 +48,8 @@ void set_kernel_path(KernelPath path);
 float* kernel_scratch(size_t floats);
 
 // The fused families' products, as row_product and row_product_transposed
-// (math/row_products.h) describe them, B in floats or in IEEE halves.
+// (math/row_products.h) describe them, B in floats or in IEEE halves, and
+// the transposed product's also in bfloat16 and Q8_0 rows.
 namespace avx2 {
 void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc);
@@ -55,6 +58,10 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const floa
 void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
              int ldc);
 void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
+                        float* C, int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
+                        float* C, int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
                         float* C, int ldc);
 }  // namespace avx2
 namespace avx512 {
@@ -65,6 +72,10 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const floa
 void product(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb, float* C,
              int ldc);
 void product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B, int ldb,
+                        float* C, int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
+                        float* C, int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
                         float* C, int ldc);
 }  // namespace avx512
 

@@ -12,6 +12,7 @@
 
 #include "base/random.h"
 #include "base/threading.h"
+#include "base/weight_elements.h"
 #include "math/kernels.h"
 #include "math/row_products.h"
 #include "math/training_products.h"
@@ -79,10 +80,19 @@ void matmul_forward(float* out, const float* in, WeightView W, const float* b, i
   }
 }
 
-void embedding_forward(float* X, const float* E, const int* ids, int T, int d) {
+void embedding_forward(float* X, WeightView E, const int* ids, int T, int d) {
   const auto width = static_cast<size_t>(d);
+  if (E.rows() != nullptr && !E.output_rows()) {
+    const char* rows = static_cast<const char*>(E.rows());
+    for (int t = 0; t < T; ++t) {
+      const size_t at = element_bytes(E.type(), static_cast<size_t>(ids[t]) * width);
+      widen_elements(E.type(), rows + at, width, X + static_cast<size_t>(t) * width);
+    }
+    return;
+  }
+  const float* floats = E;
   for (int t = 0; t < T; ++t) {
-    const float* e = E + static_cast<size_t>(ids[t]) * width;
+    const float* e = floats + static_cast<size_t>(ids[t]) * width;
     float* x = X + static_cast<size_t>(t) * width;
     for (size_t j = 0; j < width; ++j) x[j] = e[j];
   }

@@ -33,8 +33,10 @@ constexpr size_t kParallelAttention = 1 << 14;
 void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
                     int ld_out = 0);
 
-// X[T, d] = E[ids[t]] for each t
-void embedding_forward(float* X, const float* E, const int* ids, int T, int d);
+// X[T, d] = E[ids[t]] for each t; E's rows of words in another type (a
+// GGUF file's, base/weight_view.h) widened as they are copied, one row a
+// token, the whole never widened.
+void embedding_forward(float* X, WeightView E, const int* ids, int T, int d);
 
 // X[T, d] += P[0..T-1]  (learned positions)
 void position_forward(float* X, const float* P, int T, int d);

@@ -249,25 +249,60 @@ void plain_product_halves(int M, int N, int K, const float* A, int lda, const ui
   plain_product(M, N, K, A, lda, widened(K, N, B, ldb), N, C, ldc);
 }
 
-void plain_product_transposed_halves(int M, int N, int K, const float* A, int lda,
-                                     const uint16_t* B, int ldb, float* C, int ldc) {
-  plain_product_transposed(M, N, K, A, lda, widened(N, K, B, ldb), K, C, ldc);
+// The first n elements of row `row` of B (rows ld elements apart) as
+// floats at `to`, exactly (base/weight_elements.h); of Q8_0 rows, the whole
+// blocks that hold them.
+void widen_row(const uint16_t* B, int ld, int row, int n, float* to) {
+  f16_to_floats(reinterpret_cast<const char*>(B + area(row, ld)), static_cast<size_t>(n), to);
+}
+void widen_row(const Bf16* B, int ld, int row, int n, float* to) {
+  bf16_to_floats(reinterpret_cast<const char*>(B + area(row, ld)), static_cast<size_t>(n), to);
+}
+void widen_row(const BlockQ8_0* B, int ld, int row, int n, float* to) {
+  const size_t blocks = (static_cast<size_t>(n) + kQ8Block - 1) / kQ8Block;
+  widen_elements(WeightType::kQ8_0, B + area(row, ld) / kQ8Block, blocks * kQ8Block, to);
 }
 
-// Each family's two products, for B in floats and in halves, in KernelPath's order.
-using Product = void(int, int, int, const float*, int, const float*, int, float*, int);
-using HalfProduct = void(int, int, int, const float*, int, const uint16_t*, int, float*, int);
+// C = A B^T of B's rows in halves, bfloat16 or Q8_0: a stretch of B's rows
+// at a time widened into this thread's scratch (so the whole of a large
+// classifier is never widened at once), each row of A then summed against
+// them as plain_product_transposed sums floats: each element is the same
+// dot product of the same floats, whatever the stretch.
+template <class T>
+void plain_product_transposed_of(int M, int N, int K, const float* A, int lda, const T* B, int ldb,
+                                 float* C, int ldc) {
+  const int width = (K + kQ8Block - 1) / kQ8Block * kQ8Block;  // room for a Q8_0 row's blocks
+  const int stretch = std::max(8, 16384 / std::max(width, 1));
+  float* rows = kernel_scratch(area(std::min(stretch, N), width));
+  for (int j = 0; j < N; j += stretch) {
+    const int n = std::min(stretch, N - j);
+    for (int r = 0; r < n; ++r) widen_row(B, ldb, j + r, K, rows + area(r, width));
+    for (int i = 0; i < M; ++i) {
+      dots(A + area(i, lda), n, K, rows, width, C + area(i, ldc) + static_cast<size_t>(j));
+    }
+  }
+}
+
+// Each family's products, for B in floats, halves, bfloat16 and Q8_0, in
+// KernelPath's order.
+template <class T>
+using Product = void(int, int, int, const float*, int, const T*, int, float*, int);
 struct Products {
-  Product* nn;
-  Product* nt;
-  HalfProduct* nn_halves;
-  HalfProduct* nt_halves;
+  Product<float>* nn;
+  Product<float>* nt;
+  Product<uint16_t>* nn_halves;
+  Product<uint16_t>* nt_halves;
+  Product<Bf16>* nt_bf16;
+  Product<BlockQ8_0>* nt_q8_0;
 };
 constexpr Products kFamilies[] = {
     {plain_product, plain_product_transposed, plain_product_halves,
-     plain_product_transposed_halves},
-    {avx2::product, avx2::product_transposed, avx2::product, avx2::product_transposed},
-    {avx512::product, avx512::product_transposed, avx512::product, avx512::product_transposed}};
+     plain_product_transposed_of<uint16_t>, plain_product_transposed_of<Bf16>,
+     plain_product_transposed_of<BlockQ8_0>},
+    {avx2::product, avx2::product_transposed, avx2::product, avx2::product_transposed,
+     avx2::product_transposed, avx2::product_transposed},
+    {avx512::product, avx512::product_transposed, avx512::product, avx512::product_transposed,
+     avx512::product_transposed, avx512::product_transposed}};
 static_assert(static_cast<int>(KernelPath::kPlain) == 0 &&
               static_cast<int>(KernelPath::kAvx2) == 1 &&
               static_cast<int>(KernelPath::kAvx512) == 2);
@@ -294,6 +329,16 @@ void row_product(int M, int N, int K, const float* A, int lda, const uint16_t* B
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B,
                             int ldb, float* C, int ldc) {
   in_force().nt_halves(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
+                            float* C, int ldc) {
+  in_force().nt_bf16(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B,
+                            int ldb, float* C, int ldc) {
+  in_force().nt_q8_0(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 }  // namespace nextword

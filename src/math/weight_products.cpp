@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "base/threading.h"
 #include "math/kernels.h"
@@ -25,26 +26,36 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
     return;
   }
   // A matrix held as rows of outputs (a GGUF file's [out, in]) is the
-  // transposed product of its rows: B [K, N] is N rows of K.
+  // transposed product of its rows: B [K, N] is N rows of K. Rows of words
+  // ([N, K], the embedding and classifier of a GGUF file) are read as they
+  // lie by the transposed product they already are.
   const void* elements = B.halves();
-  if (B.rows() != nullptr && !transpose_B) {
+  WeightType type = WeightType::kF16;
+  if (B.rows() != nullptr && B.output_rows() != transpose_B) {
     transpose_B = true;
     ldb = static_cast<int>(B.row_length());
     elements = B.rows();
+    type = B.type();
   }
-  const bool halves = elements != nullptr && B.type() == WeightType::kF16;
-  const float* floats = halves                ? nullptr
-                        : elements != nullptr ? static_cast<const float*>(elements)
-                                              : static_cast<const float*>(B);
+  const float* floats = elements == nullptr ? static_cast<const float*>(B) : nullptr;
   auto rows = [&](int begin, int end) {
     if (begin >= end) return;
     const float* a = A + area(begin, lda);
     float* c = C + area(begin, ldc);
     auto product = [&](const auto* b) {
-      if (transpose_B) return row_product_transposed(end - begin, N, K, a, lda, b, ldb, c, ldc);
-      row_product(end - begin, N, K, a, lda, b, ldb, c, ldc);
+      using T = std::remove_cv_t<std::remove_pointer_t<decltype(b)>>;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, uint16_t>) {
+        if (!transpose_B) return row_product(end - begin, N, K, a, lda, b, ldb, c, ldc);
+      }
+      row_product_transposed(end - begin, N, K, a, lda, b, ldb, c, ldc);
     };
-    halves ? product(static_cast<const uint16_t*>(elements)) : product(floats);
+    if (floats != nullptr) return product(floats);
+    switch (type) {
+      case WeightType::kF32: return product(static_cast<const float*>(elements));
+      case WeightType::kF16: return product(static_cast<const uint16_t*>(elements));
+      case WeightType::kBF16: return product(static_cast<const Bf16*>(elements));
+      case WeightType::kQ8_0: return product(static_cast<const BlockQ8_0*>(elements));
+    }
   };
   const double work = static_cast<double>(M) * N * K;
   if (!rows_split() || M < 2 || work < kParallelProduct || omp_in_parallel()) {

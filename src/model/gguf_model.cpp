@@ -60,25 +60,42 @@ std::map<std::string, Place> places(const GgufArchitecture& a, int n_layers) {
   return by_ours;
 }
 
-// The element type a tensor is read as: F32 everywhere, F16 for projections.
-WeightType read_type(const GgufFile& g, const GgufTensor& t, bool output_rows,
-                     const std::string& field) {
-  const bool f32 = t.type == static_cast<uint32_t>(GgmlType::kF32);
-  const bool f16 = t.type == static_cast<uint32_t>(GgmlType::kF16);
-  if (!f32 && !(f16 && output_rows)) {
+// The element type a tensor is read as: F32, F16, BF16 or Q8_0 (whose rows
+// the container checked are whole blocks of 32), every tensor in place.
+WeightType read_type(const GgufFile& g, const GgufTensor& t, const std::string& field) {
+  const auto type = static_cast<GgmlType>(t.type);
+  const WeightType read = type == GgmlType::kF16    ? WeightType::kF16
+                          : type == GgmlType::kBF16 ? WeightType::kBF16
+                          : type == GgmlType::kQ8_0 ? WeightType::kQ8_0
+                                                    : WeightType::kF32;
+  if (read == WeightType::kF32 && type != GgmlType::kF32) {
     throw model_error(g.path(), field,
                       std::string("type ") + ggml_type_info(t.type).name +
-                          " is not read here (F32 tensors, and F16 projections)");
+                          " is not read here (F32, F16, BF16 and Q8_0 tensors)");
   }
-  // Read in place, each element where its type needs it (a general.alignment
-  // of 1 or 2 may leave a float at an odd address).
-  const size_t element = f16 ? 2 : 4;
+  // Each element where its type needs it (a general.alignment of 1 or 2
+  // may leave a float at an odd address; a Q8_0 block's scale is a half).
+  const size_t element = read == WeightType::kF32 ? 4 : 2;
   if (reinterpret_cast<uintptr_t>(t.data) % element != 0) {
     throw model_error(g.path(), field,
                       "its data is not aligned to " + std::to_string(element) +
                           " bytes (general.alignment " + std::to_string(g.alignment()) + ")");
   }
-  return f16 ? WeightType::kF16 : WeightType::kF32;
+  return read;
+}
+
+// Where a share of a fused tensor starts: `first` rows in (a matrix), or
+// `first` elements (a vector, whose share must start on a whole block).
+uint64_t share_offset(const GgufFile& g, const GgufTensor& t, uint64_t first,
+                      const std::string& field) {
+  if (t.dims.size() > 1) return first * (t.bytes / t.rows());
+  const GgmlTypeInfo info = ggml_type_info(t.type);
+  if (first % info.block != 0) {
+    throw model_error(g.path(), field,
+                      std::string("type ") + info.name + ": its shares of Q, K and V do not " +
+                          "start on whole blocks");
+  }
+  return first / info.block * info.bytes;
 }
 
 // The dimensions of a tensor fusing Q, K and V whose share `part` is
@@ -176,10 +193,9 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
           path, field,
           "shape " + dims_text(t->dims) + ", the hyperparameters give " + dims_text(dims));
     }
-    const WeightType type = read_type(g, *t, output_rows, field);
-    const uint64_t row_bytes = dims.size() == 1 ? t->bytes / t->elements : t->bytes / t->rows();
+    const WeightType type = read_type(g, *t, field);
     present.push_back(spec);
-    sources.push_back({t->data + first * row_bytes, output_rows, type});
+    sources.push_back({t->data + share_offset(g, *t, first, field), output_rows, type});
   }
 
   // The BOS a phrase's pieces follow, if any, and the unknown piece, if any.

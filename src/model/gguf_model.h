@@ -5,8 +5,11 @@
 //
 // Architectures: llama, qwen2, gpt2 (model/gguf_architectures.h), each a
 // table of tensor names onto format v1's (data/FORMAT.md, "GGUF files").
-// Tensor types: F32 and F16. The tokenizer: tokenizer.ggml.model "llama"
-// (SentencePiece with scores and byte fallback).
+// Tensor types: F32, F16, BF16 and Q8_0 (ggml's blocks of 32 int8 and an
+// F16 scale), every tensor read in place: the products and the embedding
+// widen their elements as they read them, any other reader gets the tensor
+// widened once. The tokenizer: tokenizer.ggml.model "llama" (SentencePiece
+// with scores and byte fallback) or "gpt2" (byte-level BPE).
 #pragma once
 
 #include <string>

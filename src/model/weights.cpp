@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/half_float.h"
+#include "base/weight_elements.h"
 
 namespace nextword {
 
@@ -152,22 +153,24 @@ class FirstRows final : public Widening {
 };
 
 // A matrix stored as rows of outputs ([out, in], a GGUF file's), widened
-// into the math's [in, out] floats at the first use that asks for floats.
-class OutputRows final : public Widening {
+// into the math's [in, out] floats at the first use that asks for floats;
+// or as rows of words ([rows, in], the math's own layout), widened as they lie.
+class FileRows final : public Widening {
  public:
-  OutputRows(const void* rows, WeightType type, int64_t in, int64_t out)
-      : rows_(rows), type_(type), in_(in), out_(out) {}
+  FileRows(const void* rows, WeightType type, int64_t in, int64_t out, bool words)
+      : rows_(rows), type_(type), in_(in), out_(out), words_(words) {}
   const float* floats() const override {
     std::call_once(once_, [this] {
       const auto in = static_cast<size_t>(in_), out = static_cast<size_t>(out_);
       floats_ = FloatBuffer(in * out);
+      const char* rows = static_cast<const char*>(rows_);
+      if (words_) {
+        widen_elements(type_, rows, in * out, floats_.data());
+        return;
+      }
       std::vector<float> row(in);
       for (size_t o = 0; o < out; ++o) {
-        if (type_ == WeightType::kF32) {
-          std::copy_n(static_cast<const float*>(rows_) + o * in, in, row.data());
-        } else {
-          f16_to_floats(static_cast<const char*>(rows_) + 2 * o * in, in, row.data());
-        }
+        widen_elements(type_, rows + element_bytes(type_, o * in), in, row.data());
         for (size_t i = 0; i < in; ++i) floats_.data()[i * out + o] = row[i];
       }
     });
@@ -178,6 +181,7 @@ class OutputRows final : public Widening {
   const void* rows_;
   WeightType type_;
   int64_t in_, out_;
+  bool words_;
   mutable FloatBuffer floats_;
   mutable std::once_flag once_;
 };
@@ -260,15 +264,22 @@ Weights::Weights(const Config& config, std::vector<TensorSpec> present,
     const TensorSpec& t = tensors_[i];
     const TensorSource& source = sources[i];
     parameters_ += t.size();
-    if (!source.output_rows) {
+    if (!source.output_rows && source.type == WeightType::kF32) {
       data_.push_back(static_cast<const float*>(source.data));
       views_.emplace_back(data_.back());
       continue;
     }
+    data_.push_back(nullptr);
+    if (!source.output_rows) {  // rows of words (a vector: one row), in place
+      const int64_t in = t.shape.back(), rows = t.size() / in;
+      output_rows_.push_back(std::make_unique<FileRows>(source.data, source.type, in, rows, true));
+      views_.push_back(
+          WeightView::rows_of_words(source.data, source.type, in, output_rows_.back().get()));
+      continue;
+    }
     // A matrix [in, out] held as out rows of in elements.
     const int64_t in = t.shape[0], out = t.shape[1];
-    output_rows_.push_back(std::make_unique<OutputRows>(source.data, source.type, in, out));
-    data_.push_back(nullptr);
+    output_rows_.push_back(std::make_unique<FileRows>(source.data, source.type, in, out, false));
     views_.push_back(
         WeightView::rows_of_outputs(source.data, source.type, in, output_rows_.back().get()));
   }

@@ -97,9 +97,10 @@ class Weights {
   // `present` is at data[i], 4-byte aligned. The weights are read-only.
   Weights(const Config& config, std::vector<TensorSpec> present, std::vector<const float*> data,
           std::shared_ptr<const void> owner);
-  // The same, each tensor as `sources` says: floats in the math's layout,
-  // or a matrix held as rows of outputs (base/weight_view.h), read in place
-  // by the products and widened into owned floats for any other reader.
+  // The same, each tensor as `sources` says: F32 in the math's layout, or
+  // held as rows (base/weight_view.h) of outputs (a matrix) or of words
+  // (any other type: the math's layout), read in place by the products and
+  // the embedding and widened into owned floats for any other reader.
   struct TensorSource {
     const void* data = nullptr;
     bool output_rows = false;  // a matrix [in, out] held as out rows of in elements
@@ -179,7 +180,7 @@ class Weights {
   std::vector<const float*> data_;                      // per tensor
   std::vector<WeightView> views_;                       // per tensor: data_, and halves where kept
   std::vector<std::unique_ptr<Widening>> widenings_;    // of the halves kept
-  std::vector<std::unique_ptr<Widening>> output_rows_;  // of the matrices held as rows of outputs
+  std::vector<std::unique_ptr<Widening>> output_rows_;  // of the tensors held as rows
   std::unique_ptr<Widening> head_rows_;      // the classifier's rows of a deferred embedding
   std::shared_ptr<const void> halves_file_;  // keeps the halves kept alive
   int64_t parameters_ = 0;

@@ -238,10 +238,10 @@ std::string model_info(const Model& model, Format format) {
   std::string text;
   size_t width = 16;
   for (const TensorSpec& t : model.weights.tensors()) width = std::max(width, t.name.size() + 4);
+  for (const auto& [key, value] : gguf_lines) width = std::max(width, key.size() + 2);
   auto line = [&text, width](const std::string& key, const std::string& value) {
     text += key + std::string(width - key.size(), ' ') + value + "\n";
   };
-  for (const auto& [key, value] : gguf_lines) width = std::max(width, key.size() + 2);
   if (model.gguf) {
     line("file", model.paths.weights + " (" + std::to_string(model.weights_file_bytes) +
                      " bytes, GGUF version " + std::to_string(model.gguf->version()) +

@@ -22,15 +22,16 @@ TOKENS = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + ["\u2
 
 
 def llama(drop_key=None, keys=None, drop_tensor=None, dims=None, types=None, tokens=TOKENS,
-          arch="llama", alignment=32, name=""):
-    """A 1-layer llama GGUF file; keys/dims/types override by name."""
+          arch="llama", alignment=32, name="", d=D, ff=FF, matrices=w.F32_TYPE):
+    """A 1-layer llama GGUF file, its matrices in `matrices`; keys/dims/types
+    override by name."""
     g = w.Gguf(alignment=alignment)
     if alignment != 32:
         g.add("general.alignment", w.U32, alignment)
     g.add("general.name", w.STRING, name)
     g.add("general.architecture", w.STRING, arch)
-    values = {"llama.context_length": 16, "llama.embedding_length": D, "llama.block_count": 1,
-              "llama.feed_forward_length": FF, "llama.attention.head_count": HEADS,
+    values = {"llama.context_length": 16, "llama.embedding_length": d, "llama.block_count": 1,
+              "llama.feed_forward_length": ff, "llama.attention.head_count": HEADS,
               "llama.attention.head_count_kv": KV}
     values.update(keys or {})
     for key, value in values.items():
@@ -39,36 +40,40 @@ def llama(drop_key=None, keys=None, drop_tensor=None, dims=None, types=None, tok
     g.add("tokenizer.ggml.model", w.STRING, "llama")
     g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
     g.add_array("tokenizer.ggml.scores", w.F32, [0.0] * len(tokens))
-    V, head = len(TOKENS), D // HEADS
-    shapes = {"token_embd.weight": [D, V], "blk.0.attn_norm.weight": [D],
-              "blk.0.attn_q.weight": [D, D], "blk.0.attn_k.weight": [D, KV * head],
-              "blk.0.attn_v.weight": [D, KV * head], "blk.0.attn_output.weight": [D, D],
-              "blk.0.ffn_norm.weight": [D], "blk.0.ffn_gate.weight": [D, FF],
-              "blk.0.ffn_up.weight": [D, FF], "blk.0.ffn_down.weight": [FF, D],
-              "output_norm.weight": [D]}
+    V, head = len(TOKENS), d // HEADS
+    shapes = {"token_embd.weight": [d, V], "blk.0.attn_norm.weight": [d],
+              "blk.0.attn_q.weight": [d, d], "blk.0.attn_k.weight": [d, KV * head],
+              "blk.0.attn_v.weight": [d, KV * head], "blk.0.attn_output.weight": [d, d],
+              "blk.0.ffn_norm.weight": [d], "blk.0.ffn_gate.weight": [d, ff],
+              "blk.0.ffn_up.weight": [d, ff], "blk.0.ffn_down.weight": [ff, d],
+              "output_norm.weight": [d]}
     shapes.update(dims or {})
+    names = {ggml_type: name for name, (ggml_type, _, _) in w.TYPES.items()}
     for name, shape in shapes.items():
         if name == drop_tensor:
             continue
         n = 1
         for x in shape:
             n *= x
-        ggml_type = (types or {}).get(name, w.F32_TYPE)
-        data = w.halves_bytes([0.01] * n) if ggml_type == w.F16_TYPE else (
-            w.floats_bytes([0.01] * n) if ggml_type == w.F32_TYPE else bytes(n // 32 * 34))
+        ggml_type = (types or {}).get(name, matrices if len(shape) == 2 else w.F32_TYPE)
+        if ggml_type in names and (ggml_type != w.Q8_0_TYPE or shape[0] % 32 == 0):
+            data = w.TYPES[names[ggml_type]][1]([0.01] * n)
+        else:  # bytes of a type not written here, or rows the reader refuses
+            data = bytes(n * 8)
         g.tensor(name, shape, ggml_type, data)
     data = g.bytes()
     return data if alignment == 32 else (data, g.data_start)
 
 
-def misaligned():
-    """A file of general.alignment 2 whose tensors' data starts 2 bytes past a
-    multiple of 4 (its name's length chosen so): every float at an odd place."""
+def misaligned(alignment=2, matrices=w.F32_TYPE, d=D):
+    """A file of general.alignment 2 (or 1) whose tensors' data starts 2 (1)
+    bytes past a multiple of 4 (its name's length chosen so): every float (or
+    Q8_0 block's scale) at an odd place."""
     for n in range(4):
-        data, start = llama(alignment=2, name="x" * n)
-        if start % 4 == 2:
+        data, start = llama(alignment=alignment, name="x" * n, matrices=matrices, d=d, ff=d)
+        if start % 4 == alignment:
             return data
-    raise AssertionError("no name length puts the data 2 bytes past a multiple of 4")
+    raise AssertionError("no name length puts the data %d bytes past a multiple of 4" % alignment)
 
 
 class GgufErrors(unittest.TestCase):
@@ -89,12 +94,23 @@ class GgufErrors(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertEqual(r.stderr, "nextword: %s: %s\n" % (path, message))
 
-    def test_the_good_file_runs(self):
-        path = os.path.join(self.tmp.name, "good.gguf")
-        with open(path, "wb") as f:
-            f.write(llama())
-        r = run("predict", "--model", path, "-k", "2", "a")
-        self.assertEqual(r.returncode, 0, r.stderr)
+    def test_the_good_files_run(self):
+        # Every matrix in each type read, and a key as long as llama-quantize's
+        # general.quantization_version, which info's text lines up.
+        for name, (matrices, _, _) in w.TYPES.items():
+            with self.subTest(matrices=name):
+                path = os.path.join(self.tmp.name, "good.gguf")
+                with open(path, "wb") as f:
+                    f.write(llama(matrices=matrices, d=32, ff=64,
+                                  keys={"general.quantization_version": 2}))
+                r = run("predict", "--model", path, "-k", "2", "a")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                r = run("info", "--model", path)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("\ngeneral.quantization_version  2\n", r.stdout)
+                self.assertIn("F32 3 tensors" if name != "F32" else "F32 11 tensors", r.stdout)
+                if name != "F32":
+                    self.assertIn(" %s 8 tensors (" % name, r.stdout)
 
     def test_each_fault_is_named(self):
         cases = [
@@ -112,12 +128,18 @@ class GgufErrors(unittest.TestCase):
             (llama(dims={"blk.0.attn_q.weight": [32, D], "token_embd.weight": [D, 261]},
                    types={"blk.0.attn_q.weight": w.Q8_0_TYPE}),
              "tensors.blk.0.attn_q.weight: shape [32,8], the hyperparameters give [8,8]"),
-            (llama(types={"token_embd.weight": w.F16_TYPE}),
-             "tensors.token_embd.weight: type F16 is not read here (F32 tensors, and F16 "
-             "projections)"),
+            (llama(types={"token_embd.weight": 28}),
+             "tensors.token_embd.weight: type F64 is not read here (F32, F16, BF16 and Q8_0 "
+             "tensors)"),
+            (llama(types={"blk.0.ffn_down.weight": w.Q8_0_TYPE}),
+             "tensors.blk.0.ffn_down.weight: rows of 16 elements are not whole Q8_0 blocks of "
+             "32"),
             (misaligned(),
              "tensors.token_embd.weight: its data is not aligned to 4 bytes "
              "(general.alignment 2)"),
+            (misaligned(alignment=1, matrices=w.Q8_0_TYPE, d=32),
+             "tensors.token_embd.weight: its data is not aligned to 2 bytes "
+             "(general.alignment 1)"),
             (llama(arch="mamba"),
              'metadata.general.architecture: "mamba" is not read (nextword reads llama, qwen2, '
              'gpt2)'),

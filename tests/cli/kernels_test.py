@@ -12,20 +12,27 @@ NEXTWORD_KERNELS (plain, avx2, avx512):
     (exit 2) naming NEXTWORD_KERNELS;
   - the English model's F16 weights read in place by the products give the
     bytes of the same weights widened at load (NEXTWORD_HALVES), in every
-    family.
+    family;
+  - a GGUF model's BF16 and Q8_0 tensors read in place give the bytes of the
+    same values held in F32, in every family, at every split.
 
     python3 tests/cli/kernels_test.py build/nextword data
 """
 import json
 import os
+import random
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 import urllib.request
 
 import cli_common
 from cli_common import USAGE, run
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import gguf_writer as w  # noqa: E402
 
 NEXTWORD = DATA = None  # set by cli_common.main
 FAMILIES = ("plain", "avx2", "avx512")
@@ -151,6 +158,78 @@ class Families(unittest.TestCase):
                         out[halves] = result.stdout + result.stderr
                     self.assertTrue(out["read"])
                     self.assertEqual(out["read"], out["widen"])
+
+    def test_gguf_rows_read_in_place_are_the_bits_of_their_floats(self):
+        """A llama GGUF file with every matrix (embedding and classifier too)
+        in BF16 or in Q8_0, and its twin holding the same values in F32:
+        every family prints the same bytes for both, whatever --batch and
+        --threads (the products widen the rows exactly as they read them)."""
+        pieces = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on",
+                  "\u2581mat", "\u2581", "a", "t", "h", "e"]
+        tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + pieces
+        d, ff, heads, kv = 64, 96, 4, 2
+
+        def model(path, type_name, twin):
+            rng = random.Random(3)
+            g = w.Gguf()
+            g.add("general.architecture", w.STRING, "llama")
+            for key, value in (("context_length", 32), ("embedding_length", d),
+                               ("block_count", 2), ("feed_forward_length", ff),
+                               ("attention.head_count", heads),
+                               ("attention.head_count_kv", kv)):
+                g.add("llama." + key, w.U32, value)
+            g.add("tokenizer.ggml.model", w.STRING, "llama")
+            g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
+            g.add_array("tokenizer.ggml.scores", w.F32, [0.0] * 259 + [-1.0] * len(pieces))
+
+            def tensor(name, rows, length):
+                ggml_type, stored, held = w.TYPES[type_name if rows > 1 else "F32"]
+                values = [rng.gauss(0, 0.4) if rows > 1 else 1 + rng.uniform(-0.1, 0.1)
+                          for _ in range(rows * length)]
+                data = stored(values)
+                if twin:
+                    ggml_type, data = w.F32_TYPE, w.floats_bytes(held(data))
+                g.tensor(name, [length] if rows == 1 else [length, rows], ggml_type, data)
+
+            tensor("token_embd.weight", len(tokens), d)
+            for layer in range(2):
+                p = "blk.%d." % layer
+                for name, rows, length in (("attn_norm", 1, d), ("attn_q", d, d),
+                                           ("attn_k", kv * d // heads, d),
+                                           ("attn_v", kv * d // heads, d), ("attn_output", d, d),
+                                           ("ffn_norm", 1, d), ("ffn_gate", ff, d),
+                                           ("ffn_up", ff, d), ("ffn_down", d, ff)):
+                    tensor(p + name + ".weight", rows, length)
+            tensor("output_norm.weight", 1, d)
+            tensor("output.weight", len(tokens), d)
+            with open(path, "wb") as f:
+                f.write(g.bytes())
+
+        text = "the cat sat\na hat on the mat\nthe\nat the hat and the cat\n" * 3
+        with tempfile.TemporaryDirectory(prefix="nextword-kernels-gguf-") as tmp:
+            for type_name in ("BF16", "Q8_0"):
+                read, twin = (os.path.join(tmp, "%s%s.gguf" % (type_name, twin))
+                              for twin in ("", "-f32"))
+                model(read, type_name, False)
+                model(twin, type_name, True)
+                for family in self.families:
+                    for args in (["predict", "-f", "json", "-k", "8", "-q"],
+                                 ["score", "-f", "json", "-q"]):
+                        with self.subTest(type=type_name, family=family, command=args[0]):
+                            whole = self.out(family, [*args, "-m", twin, "--batch", "1"], text)
+                            self.assertEqual(len(whole.splitlines()), 12)
+                            for batch, threads in (("1", "1"), ("5", "2"), ("12", "1")):
+                                self.assertEqual(self.out(family, [*args, "-m", read, "--batch",
+                                                                   batch, "-t", threads], text),
+                                                 whole.replace(twin, read))
+                    with self.subTest(type=type_name, family=family, command="generate"):
+                        # Bytes: a random model's pieces need not be UTF-8.
+                        env = dict(os.environ, NEXTWORD_KERNELS=family)
+                        out = [subprocess.run([NEXTWORD, "generate", "-m", m, "-n", "30",
+                                               "the cat"], capture_output=True, env=env,
+                                              check=True).stdout for m in (read, twin)]
+                        self.assertGreater(len(out[0]), len("the cat"))
+                        self.assertEqual(out[0], out[1])
 
     def test_a_family_that_is_not_here_is_a_usage_error(self):
         for name in ["bogus", *[f for f in FAMILIES if f not in self.families]]:

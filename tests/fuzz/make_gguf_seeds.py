@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes fuzz_gguf's seed files with the tests' own GGUF writer
 (tests/reference/gguf_writer.py): a tiny llama model in F32, the same with
-F16 projections, a file of every value type, a vocabulary alone, and a
+F16 projections, a wider one with every matrix (the embedding too) in BF16
+and one in Q8_0, a file of every value type, a vocabulary alone, and a
 tiny GPT-2 with a byte-level BPE.
 
     python3 tests/fuzz/make_gguf_seeds.py tests/fuzz/corpus/fuzz_gguf
@@ -30,13 +31,15 @@ def vocabulary(g):
     return len(tokens)
 
 
-def model(halves):
+def model(matrices, d=D, ff=FF, embedding="F32"):
+    """A 1-layer llama model, its projections in `matrices`, its embedding in
+    `embedding` (type names of gguf_writer.TYPES)."""
     rng = random.Random(1)
     g = w.Gguf()
     g.add("general.architecture", w.STRING, "llama")
     g.add("general.name", w.STRING, "seed")
-    for key, value in (("context_length", CONTEXT), ("embedding_length", D),
-                       ("block_count", LAYERS), ("feed_forward_length", FF),
+    for key, value in (("context_length", CONTEXT), ("embedding_length", d),
+                       ("block_count", LAYERS), ("feed_forward_length", ff),
                        ("attention.head_count", HEADS), ("attention.head_count_kv", KV)):
         g.add("llama." + key, w.U32, value)
     g.add("llama.attention.layer_norm_rms_epsilon", w.F32, 1e-5)
@@ -45,27 +48,24 @@ def model(halves):
     def floats(n):
         return [rng.uniform(-0.5, 0.5) for _ in range(n)]
 
-    def matrix(name, rows, row_length):
-        values = floats(rows * row_length)
-        if halves:
-            g.tensor(name, [row_length, rows], w.F16_TYPE, w.halves_bytes(values))
-        else:
-            g.tensor(name, [row_length, rows], w.F32_TYPE, w.floats_bytes(values))
+    def matrix(name, rows, row_length, type_name=matrices):
+        ggml_type, stored, _ = w.TYPES[type_name]
+        g.tensor(name, [row_length, rows], ggml_type, stored(floats(rows * row_length)))
 
-    head = D // HEADS
-    g.tensor("token_embd.weight", [D, V], w.F32_TYPE, w.floats_bytes(floats(V * D)))
+    head = d // HEADS
+    matrix("token_embd.weight", V, d, embedding)
     for layer in range(LAYERS):
         p = "blk.%d." % layer
-        g.tensor(p + "attn_norm.weight", [D], w.F32_TYPE, w.floats_bytes([1.0] * D))
-        matrix(p + "attn_q.weight", D, D)
-        matrix(p + "attn_k.weight", KV * head, D)
-        matrix(p + "attn_v.weight", KV * head, D)
-        matrix(p + "attn_output.weight", D, D)
-        g.tensor(p + "ffn_norm.weight", [D], w.F32_TYPE, w.floats_bytes([1.0] * D))
-        matrix(p + "ffn_gate.weight", FF, D)
-        matrix(p + "ffn_up.weight", FF, D)
-        matrix(p + "ffn_down.weight", D, FF)
-    g.tensor("output_norm.weight", [D], w.F32_TYPE, w.floats_bytes([1.0] * D))
+        g.tensor(p + "attn_norm.weight", [d], w.F32_TYPE, w.floats_bytes([1.0] * d))
+        matrix(p + "attn_q.weight", d, d)
+        matrix(p + "attn_k.weight", KV * head, d)
+        matrix(p + "attn_v.weight", KV * head, d)
+        matrix(p + "attn_output.weight", d, d)
+        g.tensor(p + "ffn_norm.weight", [d], w.F32_TYPE, w.floats_bytes([1.0] * d))
+        matrix(p + "ffn_gate.weight", ff, d)
+        matrix(p + "ffn_up.weight", ff, d)
+        matrix(p + "ffn_down.weight", d, ff)
+    g.tensor("output_norm.weight", [d], w.F32_TYPE, w.floats_bytes([1.0] * d))
     return g.bytes()
 
 
@@ -133,7 +133,9 @@ def vocabulary_only():
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, data in (("llama_f32", model(False)), ("llama_f16", model(True)),
+    for name, data in (("llama_f32", model("F32")), ("llama_f16", model("F16")),
+                       ("llama_bf16", model("BF16", 32, 64, "BF16")),
+                       ("llama_q8_0", model("Q8_0", 32, 64, "Q8_0")),
                        ("every_type", every_type()), ("vocabulary_only", vocabulary_only()),
                        ("gpt2_bpe", gpt2())):
         with open(os.path.join(out, name), "wb") as f:

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """GGUF models read in place against PyTorch: random llama models of several
 shapes (grouped-query attention, a classifier of their own or tied, rope
-bases, epsilons, F32 or F16 projections), written by the tests' own GGUF
-writer (gguf_writer.py), run by `nextword attention --model FILE.gguf`, and
-compared with llama2.c's math written out in float64 (llama2c_parity.py's
-llama_forward: y = W x on the file's [out, in] rows, as GGUF holds them),
-on the weights the file holds (F16 values widened exactly). Norm-wise
-relative error <= 1e-4 on every position's attention and the listed next
-pieces' logits and probabilities.
+bases, epsilons; tensors in F32, F16 projections, everything but the norms
+in BF16 as BF16 files hold it (one file with BF16 norms too), or in Q8_0 as
+llama-quantize writes it), written by the tests' own GGUF writer
+(gguf_writer.py, its own Q8_0 quantizer), run by `nextword attention
+--model FILE.gguf`, and compared with llama2.c's math written out in
+float64 (llama2c_parity.py's llama_forward: y = W x on the file's [out, in]
+rows, as GGUF holds them), on the weights the file holds (F16 and BF16
+values widened, Q8_0 ones dequantized: q d, exactly). Norm-wise relative
+error <= 1e-4 on every position's attention and the listed next pieces'
+logits and probabilities.
 
     /usr/bin/python3 tests/reference/gguf_parity.py build/nextword
 
@@ -18,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import struct
 import subprocess
 import sys
 import tempfile
@@ -33,16 +35,25 @@ PHRASES = ["the cat sat", "a hat on the mat", "the", "at the tea and the cat"]
 WORDS = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on", "\u2581mat",
          "\u2581and", "\u2581tea", "at", "th", "e", "\u2581", "a", "t", "h", "c", "s", "m", "o", "n",
          "d"]
-# (d, layers, heads, kv heads, ffn, tied, theta, eps, F16 projections)
-SHAPES = [(16, 2, 4, 2, 24, True, 10000.0, 1e-5, False),
-          (16, 1, 2, 2, 16, False, 500000.0, 1e-6, False),
-          (24, 2, 3, 1, 40, False, 10000.0, 1e-5, True),
-          (32, 3, 4, 4, 48, True, 1000.0, 1e-5, True)]
+# (d, layers, heads, kv heads, ffn, tied, theta, eps, types): the types of the
+# projections, the embedding and classifier, and the norms.
+F32, F16, PROJECTIONS_F16 = ("F32",) * 3, ("F16", "F16", "F32"), ("F16", "F32", "F32")
+BF16, Q8_0 = ("BF16", "BF16", "F32"), ("Q8_0", "Q8_0", "F32")
+SHAPES = [(16, 2, 4, 2, 24, True, 10000.0, 1e-5, F32),
+          (16, 1, 2, 2, 16, False, 500000.0, 1e-6, F32),
+          (24, 2, 3, 1, 40, False, 10000.0, 1e-5, PROJECTIONS_F16),
+          (32, 3, 4, 4, 48, True, 1000.0, 1e-5, PROJECTIONS_F16),
+          (24, 2, 3, 1, 40, False, 10000.0, 1e-5, F16),
+          (16, 2, 4, 2, 24, True, 10000.0, 1e-5, BF16),
+          (24, 2, 3, 1, 40, False, 500000.0, 1e-6, ("BF16", "BF16", "BF16")),
+          (32, 2, 4, 2, 64, True, 10000.0, 1e-5, Q8_0),
+          (64, 2, 4, 1, 96, False, 1000.0, 1e-5, Q8_0)]
 
 
 def model_file(path, seed, shape, torch):
     """Writes a random llama GGUF file; gives (cfg, weights in run.c's names as float64)."""
-    d, L, heads, kv_heads, ff, tied, theta, eps, halves = shape
+    d, L, heads, kv_heads, ff, tied, theta, eps, types = shape
+    kinds = dict(zip(("projection", "words", "norm"), types))
     rng = random.Random(seed)
     tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + WORDS
     V, hs = len(tokens), d // heads
@@ -60,36 +71,31 @@ def model_file(path, seed, shape, torch):
                 [0.0] * 259 + [-float(i) for i in range(len(WORDS))])
     weights = {}
 
-    def tensor(name, ours, rows, row_length, scale=0.3, plain=False, gain=False):
-        values = [1.0 + rng.uniform(-0.2, 0.2) if gain else rng.gauss(0, scale)
+    def tensor(name, ours, rows, row_length, kind, scale=0.3):
+        values = [1.0 + rng.uniform(-0.2, 0.2) if kind == "norm" else rng.gauss(0, scale)
                   for _ in range(rows * row_length)]
         dims = [row_length] if rows == 1 else [row_length, rows]
-        if halves and not plain:
-            data = w.halves_bytes(values)
-            values = list(struct.unpack("<%de" % len(values), data))
-            g.tensor(name, dims, w.F16_TYPE, data)
-        else:
-            data = w.floats_bytes(values)
-            values = list(struct.unpack("<%df" % len(values), data))
-            g.tensor(name, dims, w.F32_TYPE, data)
-        t = torch.tensor(values, dtype=torch.float64)
+        ggml_type, stored, held = w.TYPES[kinds[kind]]
+        data = stored(values)
+        g.tensor(name, dims, ggml_type, data)
+        t = torch.tensor(held(data), dtype=torch.float64)
         weights.setdefault(ours, []).append(t.reshape(rows, row_length) if rows > 1 else t)
 
-    tensor("token_embd.weight", "emb", V, d, plain=True)
+    tensor("token_embd.weight", "emb", V, d, "words")
     for l in range(L):
         p = "blk.%d." % l
-        tensor(p + "attn_norm.weight", "rms_att", 1, d, plain=True, gain=True)
-        tensor(p + "attn_q.weight", "wq", d, d)
-        tensor(p + "attn_k.weight", "wk", kv_heads * hs, d)
-        tensor(p + "attn_v.weight", "wv", kv_heads * hs, d)
-        tensor(p + "attn_output.weight", "wo", d, d)
-        tensor(p + "ffn_norm.weight", "rms_ffn", 1, d, plain=True, gain=True)
-        tensor(p + "ffn_gate.weight", "w1", ff, d)
-        tensor(p + "ffn_down.weight", "w2", d, ff)
-        tensor(p + "ffn_up.weight", "w3", ff, d)
-    tensor("output_norm.weight", "rms_final", 1, d, plain=True, gain=True)
+        tensor(p + "attn_norm.weight", "rms_att", 1, d, "norm")
+        tensor(p + "attn_q.weight", "wq", d, d, "projection")
+        tensor(p + "attn_k.weight", "wk", kv_heads * hs, d, "projection")
+        tensor(p + "attn_v.weight", "wv", kv_heads * hs, d, "projection")
+        tensor(p + "attn_output.weight", "wo", d, d, "projection")
+        tensor(p + "ffn_norm.weight", "rms_ffn", 1, d, "norm")
+        tensor(p + "ffn_gate.weight", "w1", ff, d, "projection")
+        tensor(p + "ffn_down.weight", "w2", d, ff, "projection")
+        tensor(p + "ffn_up.weight", "w3", ff, d, "projection")
+    tensor("output_norm.weight", "rms_final", 1, d, "norm")
     if not tied:
-        tensor("output.weight", "wcls", V, d, plain=True)
+        tensor("output.weight", "wcls", V, d, "words")
     with open(path, "wb") as f:
         f.write(g.bytes())
     out = {k: v[0] for k, v in weights.items() if k in ("emb", "rms_final", "wcls")}
@@ -130,15 +136,17 @@ def main():
                 logits, attention = llama_forward(cfg, weights, got["ids"], torch)
                 errors = attention_errors(got, got["pieces"], logits, attention, torch)
                 for key, error in errors.items():
-                    worst[key] = max(worst.get(key, 0.0), error)
+                    of_types = worst.setdefault(shape[-1], {})
+                    of_types[key] = max(of_types.get(key, 0.0), error)
                     if error > TOLERANCE:
                         failures.append("model %d %r, %r: %s relative error %.3g" % (
                             seed, shape, phrase, key, error))
     for failure in failures:
         print("FAIL " + failure)
-    print("gguf parity: %d models x %d phrases against llama2.c's math in float64; largest "
-          "relative error: %s" % (len(SHAPES), len(PHRASES), ", ".join(
-              "%s %.3g" % item for item in sorted(worst.items()))))
+    for types in sorted(worst):
+        print("gguf parity: %s models x %d phrases against llama2.c's math in float64; largest "
+              "relative error: %s" % ("/".join(types), len(PHRASES), ", ".join(
+                  "%s %.3g" % item for item in sorted(worst[types].items()))))
     return 1 if failures else 0
 
 

@@ -8,7 +8,11 @@ the tests build: a file of typed metadata and tensors.
     g.add("general.architecture", STRING, "llama")
     g.tensor("output_norm.weight", [64], F32_TYPE, floats_bytes([1.0] * 64))
     data = g.bytes()
+
+Tensor types F32, F16, BF16 and Q8_0 (TYPES: each one's ggml number, its
+bytes of a list of floats, and the floats those bytes hold).
 """
+import math
 import struct
 
 # Value types.
@@ -37,6 +41,71 @@ def floats_bytes(values):
 
 def halves_bytes(values):
     return struct.pack("<%de" % len(values), *values)
+
+
+def _f32(x):
+    """x rounded to float32 (a double's float32 neighbour, to nearest even)."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def bf16_bytes(values):
+    """Each value rounded to float32, then to bfloat16 (its upper 16 bits,
+    to nearest, ties to even; a NaN stays a quiet NaN)."""
+    out = []
+    for x in values:
+        u = struct.unpack("<I", struct.pack("<f", x))[0]
+        if u & 0x7fffffff > 0x7f800000:
+            out.append((u >> 16) | 0x40)
+        else:
+            out.append((u + 0x7fff + ((u >> 16) & 1)) >> 16)
+    return struct.pack("<%dH" % len(out), *out)
+
+
+def bf16_values(data):
+    """The floats of bfloat16 bytes: each one's bits shifted up 16."""
+    halves = struct.unpack("<%dH" % (len(data) // 2), data)
+    return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]
+
+
+def q8_0_bytes(values):
+    """ggml's Q8_0, from its description: blocks of 32 values, each block
+    an F16 scale d = max|x| / 127 then 32 int8 q = round(x / d) (half away
+    from zero), computed in float32 as ggml does (d and 1/d rounded to
+    float32, x * (1/d) rounded to float32, then rounded to an integer)."""
+    if len(values) % 32:
+        raise ValueError("Q8_0 rows are whole blocks of 32 values, not %d" % len(values))
+    out = b""
+    for b in range(0, len(values), 32):
+        block = [_f32(x) for x in values[b:b + 32]]
+        d = _f32(max(abs(x) for x in block) / 127.0)
+        inverse = _f32(1.0 / d) if d else 0.0
+        q = []
+        for x in block:
+            v = _f32(x * inverse)
+            q.append(int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1))
+        out += struct.pack("<e", d) + struct.pack("<32b", *q)
+    return out
+
+
+def q8_0_values(data):
+    """The floats of Q8_0 bytes: each q times its block's scale (exact)."""
+    values = []
+    for b in range(0, len(data), 34):
+        d = struct.unpack("<e", data[b:b + 2])[0]
+        values += [q * d for q in struct.unpack("<32b", data[b + 2:b + 34])]
+    return values
+
+
+# Each tensor type the tests write: its bytes of values, and the floats those
+# bytes hold (what a reader of the file computes with).
+TYPES = {
+    "F32": (F32_TYPE, floats_bytes, lambda data: list(struct.unpack("<%df" % (len(data) // 4),
+                                                                    data))),
+    "F16": (F16_TYPE, halves_bytes, lambda data: list(struct.unpack("<%de" % (len(data) // 2),
+                                                                    data))),
+    "BF16": (BF16_TYPE, bf16_bytes, bf16_values),
+    "Q8_0": (Q8_0_TYPE, q8_0_bytes, q8_0_values),
+}
 
 
 class Gguf:

@@ -1,0 +1,174 @@
+// The elements of a GGUF file's tensors besides float32 (base/weight_elements.h)
+// and the products that read them in place (math/weight_products.h): BF16
+// and Q8_0 widen exactly, and the products and the embedding of rows of
+// outputs and of words in them give, in every family and however the rows
+// are split over calls and threads, the bits of the same rows widened to
+// float32 first.
+#include "base/weight_elements.h"
+
+#include <algorithm>
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "base/half_float.h"
+#include "base/threading.h"
+#include "math/kernel_paths.h"
+#include "math/layers.h"
+#include "math/weight_products.h"
+
+using namespace nextword;
+
+namespace {
+
+// Rows of n floats in BF16, F16 or Q8_0 (ggml's quantizer: d = max|x| / 127,
+// q = round(x / d)), as the bytes of a file.
+std::vector<uint16_t> stored(WeightType type, const std::vector<float>& x) {
+  std::vector<uint16_t> out((element_bytes(type, x.size()) + 1) / 2);
+  if (type != WeightType::kQ8_0) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      out[i] = type == WeightType::kBF16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
+    }
+    return out;
+  }
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(out.data());
+  for (size_t b = 0; b < x.size() / kQ8Block; ++b) {
+    float amax = 0.0f;
+    for (int i = 0; i < kQ8Block; ++i) amax = std::max(amax, std::fabs(x[b * kQ8Block + i]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    blocks[b].d = float_to_f16(d);
+    for (int i = 0; i < kQ8Block; ++i) {
+      blocks[b].q[i] = static_cast<int8_t>(std::lround(x[b * kQ8Block + i] * id));
+    }
+  }
+  return out;
+}
+
+std::vector<float> widened(WeightType type, const std::vector<uint16_t>& bytes, size_t n) {
+  std::vector<float> out(n);
+  REQUIRE(widen_elements(type, bytes.data(), n, out.data()));
+  return out;
+}
+
+struct KernelPathScope {
+  KernelPath saved = kernel_path();
+  explicit KernelPathScope(KernelPath path) { set_kernel_path(path); }
+  ~KernelPathScope() {
+    set_kernel_path(saved);
+    set_threading(Threading::kRows, 1);
+  }
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("BF16 and Q8_0 elements widen exactly", "[math]") {
+  // Every bfloat16 is its bits shifted up 16.
+  for (uint32_t h = 0; h < 0x10000; h += 7) {
+    const auto bits = static_cast<uint16_t>(h);
+    float x = 0.0f;
+    widen_elements(WeightType::kBF16, &bits, 1, &x);
+    REQUIRE(std::bit_cast<uint32_t>(x) == h << 16);
+  }
+  // q d of every q and many scales (subnormal halves, the largest, negative)
+  // is float(q) * float(d) and the exact product, as double computes it.
+  BlockQ8_0 block{};
+  for (int q = -128; q < 128; ++q) block.q[(q + 128) % kQ8Block] = static_cast<int8_t>(q);
+  for (const uint16_t d :
+       {0x0001, 0x03ff, 0x0400, 0x3c00, 0x3555, 0x7bff, 0xfbff, 0x8001, 0x2e66}) {
+    block.d = d;
+    for (int q = -128; q < 128; ++q) {
+      block.q[0] = static_cast<int8_t>(q);
+      float x[kQ8Block];
+      REQUIRE(widen_elements(WeightType::kQ8_0, &block, kQ8Block, x));
+      REQUIRE(static_cast<double>(x[0]) == q * static_cast<double>(f16_to_float(d)));
+      REQUIRE(x[0] == static_cast<float>(q) * f16_to_float(d));
+    }
+  }
+  // A scale that is not finite makes the block's elements not finite, and says so.
+  block.d = 0x7c00;
+  float x[kQ8Block];
+  CHECK_FALSE(widen_elements(WeightType::kQ8_0, &block, kQ8Block, x));
+  CHECK(element_bytes(WeightType::kQ8_0, 64) == 68);
+  CHECK(element_bytes(WeightType::kBF16, 5) == 10);
+}
+
+TEST_CASE("weight_product and the embedding read BF16 and Q8_0 rows with the bits of their floats",
+          "[math]") {
+  // A projection held as rows of outputs ([out, in]) and a classifier and
+  // embedding as rows of words ([V, d]), in BF16, F16 and Q8_0: every
+  // family's products of them, all rows at once, a row alone, a few rows
+  // and over two threads, are the bits of the same rows widened to float32
+  // and held as rows of outputs or words in float32 (F32 rows of outputs:
+  // the same transposed product; F32 rows of words: plain floats).
+  std::mt19937 rng(52);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  struct Shape {
+    int in, out;
+  };
+  const Shape shapes[] = {{32, 8}, {64, 96}, {96, 33}, {256, 700}};
+  const int M = 70;
+  for (const KernelPath path : available_kernel_paths()) {
+    const KernelPathScope scope(path);
+    for (const int threads : {1, 2}) {
+      set_threading(Threading::kRows, threads);
+      for (const WeightType type : {WeightType::kBF16, WeightType::kF16, WeightType::kQ8_0}) {
+        for (const Shape& s : shapes) {
+          INFO(kernel_path_name(path)
+               << ", threads " << threads << ", type " << static_cast<int>(type) << ", in " << s.in
+               << ", out " << s.out);
+          std::vector<float> x(area(s.out, s.in)), A(area(M, s.in));
+          for (float& v : x) v = normal(rng);
+          for (float& v : A) v = normal(rng);
+          const std::vector<uint16_t> rows = stored(type, x);
+          const std::vector<float> floats = widened(type, rows, x.size());
+          const WeightView outputs = WeightView::rows_of_outputs(rows.data(), type, s.in, nullptr);
+          const WeightView outputs_f32 =
+              WeightView::rows_of_outputs(floats.data(), WeightType::kF32, s.in, nullptr);
+          const WeightView words = WeightView::rows_of_words(rows.data(), type, s.in, nullptr);
+          // y = A W, W [in, out]: matmul_forward; logits = A C^T, C [out, in].
+          auto projected = [&](WeightView W, int first, int n) {
+            std::vector<float> y(area(n, s.out));
+            matmul_forward(y.data(), A.data() + area(first, s.in), W, nullptr, n, s.in, s.out);
+            return y;
+          };
+          auto classified = [&](WeightView C, int first, int n) {
+            std::vector<float> y(area(n, s.out));
+            classifier_forward(y.data(), A.data() + area(first, s.in), C, nullptr, n, s.in, s.out);
+            return y;
+          };
+          const std::vector<float> all = projected(outputs_f32, 0, M);
+          CHECK(same_bits(projected(outputs, 0, M), all));
+          CHECK(same_bits(classified(words, 0, M), classified(floats.data(), 0, M)));
+          // The classifier of word rows sums as a projection of output rows does.
+          CHECK(same_bits(classified(words, 0, M), all));
+          const std::vector<std::pair<int, int>> splits{{0, 1}, {7, 1}, {69, 1}, {3, 5}, {10, 60}};
+          for (const auto& [first, n] : splits) {
+            INFO("rows " << first << " to " << first + n);
+            const std::vector<float> part(
+                all.begin() + static_cast<ptrdiff_t>(area(first, s.out)),
+                all.begin() + static_cast<ptrdiff_t>(area(first + n, s.out)));
+            CHECK(same_bits(projected(outputs, first, n), part));
+            CHECK(same_bits(classified(words, first, n), part));
+          }
+          // The embedding widens the rows it copies: the rows' floats.
+          const std::vector<int> ids{s.out - 1, 0, s.out / 2, 0};
+          std::vector<float> E(area(4, s.in)), Ef(E.size());
+          embedding_forward(E.data(), words, ids.data(), 4, s.in);
+          embedding_forward(Ef.data(), floats.data(), ids.data(), 4, s.in);
+          CHECK(same_bits(E, Ef));
+          CHECK(E[0] == floats[area(s.out - 1, s.in)]);
+        }
+      }
+    }
+  }
+}
