@@ -14,7 +14,8 @@ models written by the tests' own GGUF writer (gguf_writer.py), run by
          K's, V's) with one bias, biases on every projection, an output
          tensor of its own.
 
-Norm-wise relative error <= 1e-4 on every position's attention and the
+Matrices in F32, F16, BF16 or Q8_0 (the reference computes with the values
+the file holds). Norm-wise relative error <= 1e-4 on every position's attention and the
 listed next pieces' logits and probabilities.
 
     /usr/bin/python3 tests/reference/gguf_architectures.py build/nextword
@@ -27,7 +28,6 @@ import json
 import math
 import os
 import random
-import struct
 import subprocess
 import sys
 import tempfile
@@ -66,18 +66,21 @@ BPE_MERGES = ["\u0120 t", "h e", "\u0120t he", "\u0120 c", "a t", "\u0120c at", 
               "\u0120 o", "\u0120o n"]
 BPE_TOKENS = [BYTES[b] for b in range(256)] + [m.replace(" ", "") for m in BPE_MERGES] + \
     ["<|endoftext|>"]
-# (architecture, d, layers, heads, kv heads, ffn, tied, rope_freqs)
-MODELS = [("qwen2", 16, 2, 4, 2, 24, True, False),
-          ("qwen2", 24, 1, 2, 1, 32, False, False),
-          ("gpt2", 16, 2, 4, 4, 64, False, False),
-          ("gpt2", 24, 3, 3, 3, 40, False, False),
-          ("llama", 16, 2, 2, 1, 24, False, True),
-          ("qwen2", 32, 2, 4, 4, 48, False, True)]
+# (architecture, d, layers, heads, kv heads, ffn, tied, rope_freqs, the matrices' type:
+# gguf_writer.TYPES, Q8_0 where a row is whole blocks of 32, else F32)
+MODELS = [("qwen2", 16, 2, 4, 2, 24, True, False, "F32"),
+          ("qwen2", 24, 1, 2, 1, 32, False, False, "F16"),
+          ("gpt2", 16, 2, 4, 4, 64, False, False, "F32"),
+          ("gpt2", 24, 3, 3, 3, 40, False, False, "BF16"),
+          ("llama", 16, 2, 2, 1, 24, False, True, "F32"),
+          ("qwen2", 32, 2, 4, 4, 48, False, True, "F32"),
+          ("gpt2", 32, 2, 4, 4, 64, False, False, "Q8_0"),
+          ("qwen2", 64, 2, 4, 2, 96, True, False, "Q8_0")]
 
 
 def model_file(path, seed, model, torch):
     """Writes a random GGUF file of the architecture; gives (cfg, float64 weights)."""
-    arch, d, L, heads, kv_heads, ff, tied, factors = model
+    arch, d, L, heads, kv_heads, ff, tied, factors, matrices = model
     rng = random.Random(seed)
     tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + WORDS
     V, hs = len(tokens), d // heads
@@ -120,9 +123,11 @@ def model_file(path, seed, model, torch):
                       for _ in range(rows * row_length)]
         else:
             values = [rng.gauss(0, scale) for _ in range(rows * row_length)]
-        data = w.floats_bytes(values)
-        values = list(struct.unpack("<%df" % len(values), data))
-        g.tensor(name, [row_length] if rows == 1 else [row_length, rows], w.F32_TYPE, data)
+        kind = matrices if rows > 1 and (matrices != "Q8_0" or row_length % 32 == 0) else "F32"
+        ggml_type, stored, held = w.TYPES[kind]
+        data = stored(values)
+        values = held(data)  # what the file holds, as the reader widens it
+        g.tensor(name, [row_length] if rows == 1 else [row_length, rows], ggml_type, data)
         t = torch.tensor(values, dtype=torch.float64)
         weights[name] = t.reshape(rows, row_length) if rows > 1 else t
 
