@@ -23,21 +23,16 @@ listed next pieces' logits and probabilities.
 Exits 0 when everything matches, 1 when not, 77 (skip) when torch is
 missing and --require-torch is false.
 """
-import argparse
-import json
 import math
 import os
 import random
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gguf_writer as w  # noqa: E402
-from llama2c_parity import attention_errors  # noqa: E402
+from gguf_parity import compare_models, parse_arguments  # noqa: E402
 
-TOLERANCE = 1e-4
 PHRASES = ["the cat sat", "a hat on the mat", "the", "at the tea and the cat sat on a mat"]
 WORDS = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on", "\u2581mat",
          "\u2581and", "\u2581tea", "at", "th", "e", "\u2581", "a", "t", "h", "c", "s", "m", "o", "n",
@@ -245,49 +240,25 @@ def forward(cfg, w, ids, torch):
     return norm(x, "output_norm") @ classifier.T, attention
 
 
+def bpe_pieces(cfg, phrase, got):
+    """The byte-level BPE's merges, worked by hand: "the" at the start has no
+    space before it, so no merge makes it whole."""
+    want = {"the cat sat": ["t", "he", "\u0120cat", "\u0120sat"]}.get(phrase)
+    if cfg["arch"] != "gpt2" or want is None or got["tokens"] == want:
+        return []
+    return ["%r is %r, not %r" % (phrase, got["tokens"], want)]
+
+
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("nextword")
-    parser.add_argument("--require-torch", default="0")
-    args = parser.parse_args()
-    try:
-        import torch
-    except ImportError as e:
-        print("gguf architectures: cannot import torch (%s); install python3-torch" % e)
-        return 1 if args.require_torch in ("1", "ON", "true") else 77
-    failures, worst = [], {}
-    with tempfile.TemporaryDirectory(prefix="nextword-gguf-architectures-") as tmp:
-        for seed, model in enumerate(MODELS):
-            path = os.path.join(tmp, "m%d.gguf" % seed)
-            cfg, weights = model_file(path, seed, model, torch)
-            run = subprocess.run([args.nextword, "attention", "-k", "40", "--model", path, "-q"],
-                                 input="\n".join(PHRASES) + "\n", capture_output=True, text=True,
-                                 check=False)
-            if run.returncode != 0:
-                failures.append("model %d %r: exit %d: %s" % (seed, model, run.returncode,
-                                                               run.stderr.strip()))
-                continue
-            for phrase, line in zip(PHRASES, run.stdout.splitlines()):
-                got = json.loads(line)
-                # The byte-level BPE's merges, worked by hand: "the" at the
-                # start has no space before it, so no merge makes it whole.
-                want = {"the cat sat": ["t", "he", "\u0120cat", "\u0120sat"]}.get(phrase)
-                if cfg["arch"] == "gpt2" and want and got["tokens"] != want:
-                    failures.append("model %d: %r is %r, not %r" % (seed, phrase, got["tokens"],
-                                                                     want))
-                logits, attention = forward(cfg, weights, got["ids"], torch)
-                errors = attention_errors(got, got["pieces"], logits, attention, torch)
-                for key, error in errors.items():
-                    worst[key] = max(worst.get(key, 0.0), error)
-                    if error > TOLERANCE:
-                        failures.append("model %d %r, %r: %s relative error %.3g" % (
-                            seed, model, phrase, key, error))
-    for failure in failures:
-        print("FAIL " + failure)
+    args, torch = parse_arguments("gguf architectures")
+    if args is None:
+        return torch
+    failures, worst = compare_models(args.nextword, MODELS, model_file, forward, torch,
+                                     lambda model: "all", PHRASES, bpe_pieces)
     print("gguf architectures: %d models (%s) x %d phrases against float64 PyTorch; largest "
           "relative error: %s" % (len(MODELS), ", ".join(sorted({m[0] for m in MODELS})),
                                   len(PHRASES), ", ".join(
-                                      "%s %.2g" % kv for kv in sorted(worst.items()))))
+                                      "%s %.2g" % kv for kv in sorted(worst["all"].items()))))
     return 1 if failures else 0
 
 

@@ -109,7 +109,8 @@ def model_file(path, seed, shape, torch):
     return cfg, out
 
 
-def main():
+def parse_arguments(name):
+    """(the arguments, torch) or (None, the exit code: torch is missing)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("nextword")
     parser.add_argument("--require-torch", default="0")
@@ -117,32 +118,52 @@ def main():
     try:
         import torch
     except ImportError as e:
-        print("gguf parity: cannot import torch (%s); install python3-torch" % e)
-        return 1 if args.require_torch in ("1", "ON", "true") else 77
+        print("%s: cannot import torch (%s); install python3-torch" % (name, e))
+        return None, 1 if args.require_torch in ("1", "ON", "true") else 77
+    return args, torch
+
+
+def compare_models(nextword, models, write, forward, torch, group, phrases=PHRASES, check=None):
+    """Writes each model (write(path, seed, model, torch) -> cfg, weights), runs
+    `nextword attention` on the phrases and compares every record with
+    forward(cfg, weights, ids, torch); check(cfg, phrase, record) may add
+    failures of its own. Gives (failures, {group(model): {measure: worst}})."""
     failures, worst = [], {}
     with tempfile.TemporaryDirectory(prefix="nextword-gguf-parity-") as tmp:
-        for seed, shape in enumerate(SHAPES):
+        for seed, model in enumerate(models):
             path = os.path.join(tmp, "m%d.gguf" % seed)
-            cfg, weights = model_file(path, seed, shape, torch)
-            run = subprocess.run([args.nextword, "attention", "-k", "40", "--model", path, "-q"],
-                                 input="\n".join(PHRASES) + "\n", capture_output=True, text=True,
+            cfg, weights = write(path, seed, model, torch)
+            run = subprocess.run([nextword, "attention", "-k", "40", "--model", path, "-q"],
+                                 input="\n".join(phrases) + "\n", capture_output=True, text=True,
                                  check=False)
             if run.returncode != 0:
-                failures.append("model %d %r: exit %d: %s" % (seed, shape, run.returncode,
+                failures.append("model %d %r: exit %d: %s" % (seed, model, run.returncode,
                                                                run.stderr.strip()))
                 continue
-            for phrase, line in zip(PHRASES, run.stdout.splitlines()):
+            for phrase, line in zip(phrases, run.stdout.splitlines()):
                 got = json.loads(line)
-                logits, attention = llama_forward(cfg, weights, got["ids"], torch)
+                if check is not None:
+                    failures += ["model %d %r: %s" % (seed, model, f)
+                                 for f in check(cfg, phrase, got)]
+                logits, attention = forward(cfg, weights, got["ids"], torch)
                 errors = attention_errors(got, got["pieces"], logits, attention, torch)
                 for key, error in errors.items():
-                    of_types = worst.setdefault(shape[-1], {})
-                    of_types[key] = max(of_types.get(key, 0.0), error)
+                    of_group = worst.setdefault(group(model), {})
+                    of_group[key] = max(of_group.get(key, 0.0), error)
                     if error > TOLERANCE:
                         failures.append("model %d %r, %r: %s relative error %.3g" % (
-                            seed, shape, phrase, key, error))
+                            seed, model, phrase, key, error))
     for failure in failures:
         print("FAIL " + failure)
+    return failures, worst
+
+
+def main():
+    args, torch = parse_arguments("gguf parity")
+    if args is None:
+        return torch
+    failures, worst = compare_models(args.nextword, SHAPES, model_file, llama_forward, torch,
+                                     lambda shape: shape[-1])
     for types in sorted(worst):
         print("gguf parity: %s models x %d phrases against llama2.c's math in float64; largest "
               "relative error: %s" % ("/".join(types), len(PHRASES), ", ".join(
