@@ -15,6 +15,7 @@ struct GenerateCommand {
   std::vector<std::string> words;
   GenerateOptions options;
   std::string format = "text";
+  int threads = 0;  // 0: every core
 
   void add_to(CLI::App& c) {
     model.add_to(c);
@@ -38,10 +39,15 @@ struct GenerateCommand {
     c.add_option("-f,--format", format, "Output: text, or json with the words")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
+    c.add_option("-t,--threads", threads,
+                 "Threads (default: every core); each next word's products are shared")
+        ->check(CLI::Range(1, 1024));
   }
 
   int run() const {
-    set_threading(Threading::kRows, 1);  // one short phrase at a time
+    // One row a step: the threads share each product's columns (the same
+    // bits as one thread).
+    set_threading(Threading::kRows, threads > 0 ? threads : available_cores());
     const Model m = model.load();
     Predictor predictor(m);
     const std::string phrase = join(words);

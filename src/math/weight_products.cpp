@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -16,6 +17,11 @@ namespace {
 
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
+// A single row's product is split among the threads in blocks of this many
+// columns (a multiple of every family's vector), from this much work on: a
+// row reads the whole matrix once, so sharing it pays sooner than rows do.
+constexpr int kColumnBlock = 64;
+constexpr double kParallelRow = 1 << 16;
 
 }  // namespace
 
@@ -38,16 +44,22 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
     type = B.type();
   }
   const float* floats = elements == nullptr ? static_cast<const float*>(B) : nullptr;
-  auto rows = [&](int begin, int end) {
-    if (begin >= end) return;
-    const float* a = A + area(begin, lda);
-    float* c = C + area(begin, ldc);
+  // Rows [row, row_end) and columns [column, column_end) of C: each element
+  // is the same chain of sums whichever block computes it.
+  auto block = [&](int row, int row_end, int column, int column_end) {
+    if (row >= row_end || column >= column_end) return;
+    const float* a = A + area(row, lda);
+    float* c = C + area(row, ldc) + column;
+    const int m = row_end - row, n = column_end - column;
     auto product = [&](const auto* b) {
       using T = std::remove_cv_t<std::remove_pointer_t<decltype(b)>>;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, uint16_t>) {
-        if (!transpose_B) return row_product(end - begin, N, K, a, lda, b, ldb, c, ldc);
+        if (!transpose_B) return row_product(m, n, K, a, lda, b + column, ldb, c, ldc);
       }
-      row_product_transposed(end - begin, N, K, a, lda, b, ldb, c, ldc);
+      // Column j of C is row j of B: ldb elements, or ldb / 32 Q8_0 blocks.
+      const size_t per_row =
+          std::is_same_v<T, BlockQ8_0> ? static_cast<size_t>(ldb) / 32 : static_cast<size_t>(ldb);
+      row_product_transposed(m, n, K, a, lda, b + area(column, 1) * per_row, ldb, c, ldc);
     };
     if (floats != nullptr) return product(floats);
     switch (type) {
@@ -58,11 +70,20 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
     }
   };
   const double work = static_cast<double>(M) * N * K;
-  if (!rows_split() || M < 2 || work < kParallelProduct || omp_in_parallel()) {
-    rows(0, M);
+  if (!rows_split() || work < (M == 1 ? kParallelRow : kParallelProduct) || omp_in_parallel()) {
+    block(0, M, 0, N);
     return;
   }
-  on_thread_rows(M, rows);
+  if (M >= 2) {
+    on_thread_rows(M, [&](int begin, int end) { block(begin, end, 0, N); });
+    return;
+  }
+  // One row (generation's next piece): the threads share its columns, in
+  // whole blocks of kColumnBlock.
+  const int blocks = (N + kColumnBlock - 1) / kColumnBlock;
+  on_thread_rows(blocks, [&](int begin, int end) {
+    block(0, M, begin * kColumnBlock, std::min(end * kColumnBlock, N));
+  });
 }
 
 }  // namespace nextword

@@ -172,3 +172,41 @@ TEST_CASE("weight_product and the embedding read BF16 and Q8_0 rows with the bit
     }
   }
 }
+
+TEST_CASE("a single row's product shared by the threads by columns is the bits of one thread's",
+          "[math]") {
+  // Generation multiplies one row at a time: past 2^21 multiply-adds the
+  // threads share its columns (whole blocks of 64). Each element is still
+  // its own chain of sums: the same bits as on one thread, for floats in the
+  // math's layout, and rows of outputs in F32, BF16, F16 and Q8_0; N not a
+  // multiple of 64.
+  std::mt19937 rng(53);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  const int in = 1024, out = 2100;
+  std::vector<float> x(area(out, in)), a(static_cast<size_t>(in)), w(area(in, out));
+  for (float& v : x) v = normal(rng);
+  for (float& v : a) v = normal(rng);
+  for (float& v : w) v = normal(rng);
+  for (const KernelPath path : available_kernel_paths()) {
+    const KernelPathScope scope(path);
+    auto product = [&](WeightView W, int threads) {
+      set_threading(Threading::kRows, threads);
+      std::vector<float> y(static_cast<size_t>(out));
+      matmul_forward(y.data(), a.data(), W, nullptr, 1, in, out);
+      return y;
+    };
+    INFO(kernel_path_name(path));
+    CHECK(same_bits(product(w.data(), 2), product(w.data(), 1)));
+    for (const WeightType type : {WeightType::kBF16, WeightType::kF16, WeightType::kQ8_0}) {
+      INFO("type " << static_cast<int>(type));
+      const std::vector<uint16_t> rows = stored(type, x);
+      const std::vector<float> floats = widened(type, rows, x.size());
+      const WeightView outputs = WeightView::rows_of_outputs(rows.data(), type, in, nullptr);
+      const std::vector<float> one = product(outputs, 1);
+      CHECK(same_bits(product(outputs, 2), one));
+      CHECK(same_bits(
+          product(WeightView::rows_of_outputs(floats.data(), WeightType::kF32, in, nullptr), 2),
+          one));
+    }
+  }
+}
