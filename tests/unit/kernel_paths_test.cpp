@@ -16,17 +16,13 @@
 #include "base/weight_elements.h"
 #include "math/layers.h"
 #include "math/row_products.h"
+#include "stored_weights.h"
 
 using namespace nextword;
 
-namespace {
+using testing::KernelPathScope;
 
-// Restores the family in force when it leaves scope.
-struct KernelPathScope {
-  KernelPath saved = kernel_path();
-  explicit KernelPathScope(KernelPath path) { set_kernel_path(path); }
-  ~KernelPathScope() { set_kernel_path(saved); }
-};
+namespace {
 
 uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 

@@ -22,33 +22,11 @@
 #include "math/kernel_paths.h"
 #include "math/layers.h"
 #include "math/weight_products.h"
+#include "stored_weights.h"
 
 using namespace nextword;
 
 namespace {
-
-// Rows of n floats in BF16, F16 or Q8_0 (ggml's quantizer: d = max|x| / 127,
-// q = round(x / d)), as the bytes of a file.
-std::vector<uint16_t> stored(WeightType type, const std::vector<float>& x) {
-  std::vector<uint16_t> out((element_bytes(type, x.size()) + 1) / 2);
-  if (type != WeightType::kQ8_0) {
-    for (size_t i = 0; i < x.size(); ++i) {
-      out[i] = type == WeightType::kBF16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
-    }
-    return out;
-  }
-  auto* blocks = reinterpret_cast<BlockQ8_0*>(out.data());
-  for (size_t b = 0; b < x.size() / kQ8Block; ++b) {
-    float amax = 0.0f;
-    for (int i = 0; i < kQ8Block; ++i) amax = std::max(amax, std::fabs(x[b * kQ8Block + i]));
-    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    blocks[b].d = float_to_f16(d);
-    for (int i = 0; i < kQ8Block; ++i) {
-      blocks[b].q[i] = static_cast<int8_t>(std::lround(x[b * kQ8Block + i] * id));
-    }
-  }
-  return out;
-}
 
 std::vector<float> widened(WeightType type, const std::vector<uint16_t>& bytes, size_t n) {
   std::vector<float> out(n);
@@ -56,14 +34,15 @@ std::vector<float> widened(WeightType type, const std::vector<uint16_t>& bytes, 
   return out;
 }
 
-struct KernelPathScope {
-  KernelPath saved = kernel_path();
-  explicit KernelPathScope(KernelPath path) { set_kernel_path(path); }
-  ~KernelPathScope() {
-    set_kernel_path(saved);
-    set_threading(Threading::kRows, 1);
-  }
+// The family in force for a scope, then one thread again.
+struct KernelPathScope : testing::KernelPathScope {
+  using testing::KernelPathScope::KernelPathScope;
+  ~KernelPathScope() { set_threading(Threading::kRows, 1); }
 };
+
+std::vector<uint16_t> stored(WeightType type, const std::vector<float>& x) {
+  return testing::stored_as(type, x);
+}
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

@@ -20,9 +20,13 @@
 #include "encoded_input.h"
 #include "math/kernel_paths.h"
 #include "predict/predictor.h"
+#include "stored_weights.h"
 #include "test_models.h"
 
 using namespace nextword;
+
+using testing::KernelPathScope;
+using testing::stored_as;
 
 namespace {
 
@@ -49,31 +53,6 @@ struct FileTensors {
   std::vector<std::vector<uint16_t>> stored;  // 2-byte aligned, as the loader requires
   std::vector<std::vector<float>> floats;
 };
-
-// x's rows of n in `type`: BF16 and F16 rounded to nearest, Q8_0 as ggml
-// quantizes (d = max|x| / 127, q = round(x / d)).
-std::vector<uint16_t> stored_as(WeightType type, const std::vector<float>& x) {
-  std::vector<uint16_t> out((element_bytes(type, x.size()) + 1) / 2);
-  if (type == WeightType::kF32) {
-    std::memcpy(out.data(), x.data(), 4 * x.size());
-  } else if (type != WeightType::kQ8_0) {
-    for (size_t i = 0; i < x.size(); ++i) {
-      out[i] = type == WeightType::kBF16 ? float_to_bf16(x[i]) : float_to_f16(x[i]);
-    }
-  } else {
-    auto* blocks = reinterpret_cast<BlockQ8_0*>(out.data());
-    for (size_t b = 0; b < x.size() / kQ8Block; ++b) {
-      float amax = 0.0f;
-      for (int i = 0; i < kQ8Block; ++i) amax = std::max(amax, std::fabs(x[b * kQ8Block + i]));
-      const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-      blocks[b].d = float_to_f16(d);
-      for (int i = 0; i < kQ8Block; ++i) {
-        blocks[b].q[i] = static_cast<int8_t>(std::lround(x[b * kQ8Block + i] * id));
-      }
-    }
-  }
-  return out;
-}
 
 // `m`'s tensors as a GGUF file holds them: matrices in `matrices`, norms in
 // `norms`, biases in F32; the model read in place (`in_place`) or from the
@@ -110,12 +89,6 @@ Model as_file(const Model& m, WeightType matrices, WeightType norms, bool in_pla
   return Model{ModelPaths{}, 0,       0,       m.config, m.vocab, std::move(weights), 0,
                m.bos_id,     nullptr, nullptr, nullptr};
 }
-
-struct KernelPathScope {
-  KernelPath saved = kernel_path();
-  explicit KernelPathScope(KernelPath path) { set_kernel_path(path); }
-  ~KernelPathScope() { set_kernel_path(saved); }
-};
 
 }  // namespace
 
