@@ -165,7 +165,7 @@ Model gguf_model(std::shared_ptr<const GgufFile> file) {
   // shape and type checked.
   auto owner = std::make_shared<GgufOwner>();
   owner->file = file;
-  owner->scores = v.scores;
+  owner->scores = std::move(v.scores);  // the weights' piece_scores, held once
   const std::map<std::string, Place> by_ours = places(*arch, c.n_layers);
   std::vector<TensorSpec> present;
   std::vector<Weights::TensorSource> sources;
