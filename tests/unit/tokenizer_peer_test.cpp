@@ -1,17 +1,23 @@
-// text/byte_bpe.h against an independent implementation: twenty texts of
+// text/byte_bpe.h and text/subword.h against an independent
+// implementation: twenty texts of
 // our own (prose, code, numbers, runs of spaces and line ends, Cyrillic,
 // Greek, Han, Hangul, Arabic, Hebrew, Devanagari, Thai, Khmer, emoji with
 // joiners and modifiers, Unicode's other spaces) with the ids llama.cpp's
 // llama-tokenize gives them (--no-bos --no-parse-special --no-escape),
-// recorded here, on three vocabularies of ../shared/models/gguf/vocab and
-// on GPT-2's with Llama 3's pre-tokenizer (the same file with
-// tokenizer.ggml.pre "llama-bpe" for llama-tokenize).
+// recorded here, on three byte-level BPE vocabularies of
+// ../shared/models/gguf/vocab, on GPT-2's with Llama 3's pre-tokenizer (the
+// same file with tokenizer.ggml.pre "llama-bpe" for llama-tokenize), and on
+// the SentencePiece vocabularies llama-spm and phi-3 (which give the same
+// ids: phi-3's 32,064 pieces are llama's 32,000 and chat tokens).
 #include <catch2/catch.hpp>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/gguf.h"
 #include "model/gguf_bpe_vocabulary.h"
+#include "model/gguf_vocabulary.h"
 #include "text/byte_bpe.h"
 #include "text/utf8.h"
 
@@ -20,8 +26,8 @@ using namespace nextword;
 namespace {
 
 struct Recorded {
-  const char* vocabulary;             // ggml-vocab-NAME.gguf
-  const char* pre;                    // the pre-tokenizer in the file's place, or ""
+  std::vector<const char*> vocabularies;  // ggml-vocab-NAME.gguf, the same ids
+  const char* pre;                    // a byte-level BPE pre-tokenizer in the file's place, or ""
   std::vector<std::vector<int>> ids;  // of each text
 };
 
@@ -49,7 +55,7 @@ const char* const kTexts[] = {
 };
 
 const Recorded kRecorded[] = {
-    {"gpt-2",
+    {{"gpt-2"},
      "",
      {
          {15496, 11, 995, 0, 1374, 338, 340, 1016, 30},
@@ -95,7 +101,7 @@ const Recorded kRecorded[] = {
          {13159, 12,  13395, 1849, 13200, 11, 447, 231, 40871, 2272, 11,
           299,   417, 126,   227,  1370,  11, 795, 447, 225,   13200},
      }},
-    {"deepseek-llm",
+    {{"deepseek-llm"},
      "",
      {
          {17464, 11, 1843, 0, 1724, 6, 82, 359, 1872, 30},
@@ -136,7 +142,7 @@ const Recorded kRecorded[] = {
          {4350, 12, 26680, 1202, 3304, 11, 36004, 30461, 2516, 11, 291, 282, 124, 214, 1031, 11,
           996, 51570, 3304},
      }},
-    {"mpt",
+    {{"mpt"},
      "",
      {
          {12092, 13, 1533, 2, 1359, 434, 352, 1469, 32},
@@ -176,7 +182,7 @@ const Recorded kRecorded[] = {
          {4160, 14, 22071, 575, 5641, 13, 1186, 35275, 2317, 13, 26644, 16643, 1282, 13, 802, 3930,
           5641},
      }},
-    {"gpt-2",
+    {{"gpt-2"},
      "llama-bpe",
      {
          {15496, 11, 995, 0, 1374, 338, 340, 1016, 30},
@@ -222,24 +228,84 @@ const Recorded kRecorded[] = {
          {13159, 12,  13395, 1849, 13200, 11, 447, 231, 40871, 2272, 11,
           299,   417, 126,   227,  1370,  11, 795, 447, 225,   13200},
      }},
+    {{"llama-spm", "phi-3"},
+     "",
+     {{15043, 29892, 3186, 29991, 1128, 29915, 29879, 372, 2675, 29973},
+      {259, 8236, 8162, 322, 25053, 1678},
+      {18859, 12, 392, 12, 12, 1482, 9012, 13, 13, 13, 355},
+      {6756, 13, 30004, 13, 7685, 1196, 10614, 30004, 13},
+      {29871, 29941, 29889, 29896, 29946, 29896, 29945, 29929, 718,   29871, 29906, 29892,
+       29955, 29896, 29947, 353,   29871, 29945, 29889, 29947, 29945, 29929, 29945, 29929,
+       29936, 29871, 29896, 29906, 29941, 29946, 29945, 29953, 29955, 29947, 29929, 29900},
+      {822, 788, 29898, 29874, 29892, 289, 1125, 13, 1678, 736, 263, 718, 289, 29871, 396, 2533,
+       13},
+      {565,   313,   29916, 2804, 29871, 29900, 2607, 343,  6736,  29871, 29896,
+       29900, 29897, 426,   503,  353,   921,   976,  4622, 29936, 500},
+      {1055, 30085, 345, 274, 28059, 6896, 398, 29948, 29871, 30232, 29878, 30077, 808, 30077,
+       10549, 5312, 5831},
+      {7203,  7616,  29892, 5413,  24280, 29973, 29871, 30311, 30142, 30142, 30183, 30133,
+       30136, 30173, 30216, 29871, 30173, 30151, 30207, 30167, 30151, 30133, 30110},
+      {29871, 30275, 30333, 30748, 235,   178,   144,   31851, 31787, 30383,
+       31482, 30408, 30408, 233,   179,   151,   232,   193,   139,   31076,
+       30267, 30325, 30346, 30968, 30199, 30572, 30454, 30255, 30279},
+      {29871, 30877, 31293, 31129, 29871, 31406, 31299, 239, 161, 136, 31063,
+       30709, 29871, 230,   136,   142,   230,   136,   142, 230, 136, 142},
+      {953,   29877, 2397, 29871, 243, 162,  148,   144, 243, 162, 146, 192,   243, 162, 145, 140,
+       3942,  29871, 243,  162,   148, 171,  30722, 243, 162, 148, 172, 30722, 243, 162, 148, 170,
+       30722, 243,   162,  148,   169, 7353, 29871, 243, 162, 138, 178, 243,   162, 138, 184},
+      {306, 29915, 29924, 379,  27267, 29892, 612,   27269, 29915, 1525,  3446,  27267, 29892,
+       399, 29923, 29915, 2208, 3725,  29923, 29936, 896,   29915, 29881, 29915, 345},
+      {3988,  2045,  597,   4773,  29889, 510,   29914, 2084,  29973, 29939,
+       29922, 29874, 29974, 29890, 29987, 29916, 16328, 29906, 29900, 322,
+       321,   29899, 2549,  263,   29889, 29890, 29992, 29883, 29889, 990},
+      {10387, 293,   29871, 30159, 30156, 30240, 30177, 30112, 29871,
+       30177, 19233, 30218, 19233, 30159, 322,   18472, 3973,  29871,
+       30294, 30249, 30205, 30404, 29871, 30324, 30205, 30249, 30404},
+      {5844,  29901, 29871, 31060, 921, 30088, 29871, 30248, 29871, 30306, 29892, 29871,
+       30226, 718,   29871, 30642, 353, 29871, 29896, 30515, 29892, 29871, 30463, 30168},
+      {539, 13, 418, 13, 12, 12, 13},
+      {315,  3583,  5959, 29905, 978, 29905, 1445, 29889, 3945,  3695, 6294, 6500,
+       1092, 29883, 395,  17353, 891, 22385, 6228, 5431,  29952, 3137, 29952},
+      {298,   14108, 29871, 30714, 30436, 30424, 30296, 30694, 30580, 266,
+       1794,  29871, 31070, 30289, 31964, 30289, 31252, 30595, 30549, 413,
+       29882, 1050,  29871, 228,   161,   154,   31324, 31708, 31324, 228,
+       161,   132,   31155, 228,   161,   155,   228,   162,   133,   31567},
+      {1661, 29899, 1030, 5086, 30081, 3493, 29892, 30080, 386,   262,
+       2913, 29892, 2032, 197,  136,   1220, 29892, 953,   30363, 3493}}},
 };
+
+// The file's own tokenizer, or byte-level BPE under another pre-tokenizer.
+std::shared_ptr<const PieceTokenizer> tokenizer_of(const GgufFile& g, const char* pre) {
+  if (*pre == '\0') return gguf_vocabulary(g).tokenizer;
+  BpeVocabulary vocabulary = gguf_bpe_vocabulary(g);
+  vocabulary.pre = pre;
+  return std::make_shared<ByteBpeTokenizer>(std::move(vocabulary), g.path());
+}
+
+// The text the pieces write, from the start of a text.
+std::string text_of(const PieceTokenizer& t, const std::vector<int>& ids) {
+  std::string text;
+  int previous = t.bos();
+  for (const int id : ids) text += t.decode(std::exchange(previous, id), id);
+  return text;
+}
 
 }  // namespace
 
-TEST_CASE("byte BPE: twenty texts as llama-tokenize reads them", "[byte_bpe][shared]") {
+TEST_CASE("tokenizers: twenty texts as llama-tokenize reads them", "[byte_bpe][subword][shared]") {
   const std::string dir = std::string(NEXTWORD_SHARED_DIR) + "/models/gguf/vocab/ggml-vocab-";
   for (const Recorded& recorded : kRecorded) {
-    const auto g = GgufFile::open(dir + recorded.vocabulary + ".gguf");
-    BpeVocabulary vocabulary = gguf_bpe_vocabulary(*g);
-    if (*recorded.pre != '\0') vocabulary.pre = recorded.pre;
-    const ByteBpeTokenizer t(std::move(vocabulary), g->path());
-    INFO(recorded.vocabulary << " " << t.pre_tokenizer().name());
     REQUIRE(recorded.ids.size() == std::size(kTexts));
-    for (size_t k = 0; k < recorded.ids.size(); ++k) {
-      INFO(escape_bytes(kTexts[k]));
-      const std::vector<int> ids = t.encode(kTexts[k]);
-      CHECK(ids == recorded.ids[k]);
-      CHECK(t.decode(ids) == kTexts[k]);
+    for (const char* vocabulary : recorded.vocabularies) {
+      const auto g = GgufFile::open(dir + vocabulary + ".gguf");
+      const auto t = tokenizer_of(*g, recorded.pre);
+      INFO(vocabulary << " " << recorded.pre);
+      for (size_t k = 0; k < recorded.ids.size(); ++k) {
+        INFO(escape_bytes(kTexts[k]));
+        const std::vector<int> ids = t->encode(kTexts[k]);
+        CHECK(ids == recorded.ids[k]);
+        CHECK(text_of(*t, ids) == kTexts[k]);
+      }
     }
   }
 }
