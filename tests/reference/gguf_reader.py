@@ -8,6 +8,7 @@ shapes, types and offsets (the data itself is left in the file).
     keys, tensors = read("ggml-vocab-llama-spm.gguf")
     keys["tokenizer.ggml.tokens"]   # a list of str
     tensors[0]                      # (name, dims as ggml's ne, type, offset)
+    tensor_data(path)               # {name: (dims, type, the tensor's bytes)}
 
 Strings that are not UTF-8 are given as bytes.
 """
@@ -53,7 +54,35 @@ class _Cursor:
 def read(path):
     """(keys {name: value}, tensors [(name, dims, ggml type, offset from the data start)])."""
     with open(path, "rb") as f:
+        return _parse(path, f.read())[:2]
+
+
+# Bytes of a tensor of n values of each type the tests write (Q8_0: blocks
+# of 32 values, each an F16 scale and 32 int8).
+_BYTES = {w.F32_TYPE: lambda n: 4 * n, w.F16_TYPE: lambda n: 2 * n,
+          w.BF16_TYPE: lambda n: 2 * n, w.Q8_0_TYPE: lambda n: n // 32 * 34}
+
+
+def tensor_data(path):
+    """{name: (dims, ggml type, its bytes)} of a file's tensors of the types
+    the tests write."""
+    with open(path, "rb") as f:
         data = f.read()
+    keys, tensors, end = _parse(path, data)
+    alignment = keys.get("general.alignment", 32)
+    start = -(-end // alignment) * alignment
+    out = {}
+    for name, dims, ggml_type, offset in tensors:
+        count = 1
+        for n in dims:
+            count *= n
+        at = start + offset
+        out[name] = (dims, ggml_type, data[at:at + _BYTES[ggml_type](count)])
+    return out
+
+
+def _parse(path, data):
+    """(keys, tensors, where the tensor infos end)."""
     if data[:4] != b"GGUF":
         raise ValueError("%s: not a GGUF file" % path)
     c = _Cursor(data)
@@ -73,4 +102,4 @@ def read(path):
         dims = list(c.take("%dQ" % n_dims))
         ggml_type, offset = c.take("IQ")
         tensors.append((name, dims, ggml_type, offset))
-    return keys, tensors
+    return keys, tensors, c.at

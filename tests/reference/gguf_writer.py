@@ -48,6 +48,11 @@ def _f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
+def _f32s(values):
+    """Each of 32 values rounded to float32, as _f32 does."""
+    return struct.unpack("<32f", struct.pack("<32f", *values))
+
+
 def bf16_bytes(values):
     """Each value rounded to float32, then to bfloat16 (its upper 16 bits,
     to nearest, ties to even; a NaN stays a quiet NaN)."""
@@ -74,17 +79,15 @@ def q8_0_bytes(values):
     float32, x * (1/d) rounded to float32, then rounded to an integer)."""
     if len(values) % 32:
         raise ValueError("Q8_0 rows are whole blocks of 32 values, not %d" % len(values))
-    out = b""
+    out = []
     for b in range(0, len(values), 32):
-        block = [_f32(x) for x in values[b:b + 32]]
+        block = _f32s(values[b:b + 32])
         d = _f32(max(abs(x) for x in block) / 127.0)
         inverse = _f32(1.0 / d) if d else 0.0
-        q = []
-        for x in block:
-            v = _f32(x * inverse)
-            q.append(int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1))
-        out += struct.pack("<e", d) + struct.pack("<32b", *q)
-    return out
+        q = [int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
+             for v in _f32s([x * inverse for x in block])]
+        out.append(struct.pack("<e32b", d, *q))
+    return b"".join(out)
 
 
 def q8_0_values(data):
