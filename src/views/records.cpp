@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "format/gguf.h"
-#include "text/tokenizer.h"
+#include "text/running_text.h"
 
 namespace nextword::views {
 namespace {
