@@ -4,7 +4,7 @@
 them), compared with the line.
 
     python3 tools/join_roundtrip.py NEXTWORD [--wikipedia CLEAN.txt]
-        [--stories CONTINUATION.txt] [--kinds N] [--json]
+        [--stories CONTINUATION.txt] [--kinds N] [--json] [--ceiling]
 
 --wikipedia: the cleaned Wikipedia text (tools/clean_wikipedia.py's output,
 the clean.txt data/english/train.sh makes in its SCRATCH); its held-out lines
@@ -162,6 +162,30 @@ def measure(nextword, model, lines, lowercase):
                       for k, n in kinds.most_common()]}
 
 
+CEILING_TOKEN = re.compile(r"[A-Za-z0-9\u00C0-\uFFFF]+|\S")
+
+
+def ceiling(lines, context):
+    """The share of `lines` an oracle gives back that puts a space in each
+    gap between two tokens (runs of letters and digits, or one mark) exactly
+    where the lines themselves most often do after the same `context` tokens
+    (2: the two tokens either side; 3: and the one before): an upper bound
+    on any joiner that decides from those tokens, since it is fitted to the
+    very lines it is scored on."""
+    spacing, seen = collections.defaultdict(collections.Counter), []
+    for line in lines:
+        tokens = [(m.group(), m.start(), m.end())
+                  for m in CEILING_TOKEN.finditer(line.strip().translate(CURLY))]
+        gaps = [(tuple(t[0] for t in tokens[max(0, i + 1 - context):i + 1]),
+                 tokens[i][1] > tokens[i - 1][2]) for i in range(1, len(tokens))]
+        for key, spaced in gaps:
+            spacing[key][spaced] += 1
+        seen.append(gaps)
+    best = {key: counts.most_common(1)[0][0] for key, counts in spacing.items()}
+    given = sum(all(best[key] == spaced for key, spaced in gaps) for gaps in seen)
+    return given / len(lines) if lines else 0.0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("nextword")
@@ -169,6 +193,8 @@ def main():
     parser.add_argument("--stories", help="TinyStories' continuation file")
     parser.add_argument("--kinds", type=int, default=12, help="kinds of difference listed")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also the share oracles of 2 and 3 tokens give back (ceiling())")
     args = parser.parse_args()
     if not args.wikipedia and not args.stories:
         parser.error("give --wikipedia, --stories or both")
@@ -178,6 +204,9 @@ def main():
                                       False)
     if args.stories:
         report["stories"] = measure(args.nextword, "stories", stories_lines(args.stories), True)
+    if args.ceiling and args.wikipedia:
+        lines = wikipedia_lines(args.wikipedia)
+        report["wikipedia"]["ceiling"] = {n: ceiling(lines, n) for n in (2, 3)}
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return
@@ -186,6 +215,9 @@ def main():
               "quotes: %d (%.2f%%)" % (name, r["same"], r["lines"], 100 * r["share"],
                                        r["exact"], 100 * r["exact"] / r["lines"]))
         print("  read again as the same tokens: %d of %d lines" % (r["reread"], r["lines"]))
+        for n, share in r.get("ceiling", {}).items():
+            print("  an oracle of %d tokens fitted to these lines gives back %.2f%%" % (
+                n, 100 * share))
         for k in r["kinds"][:args.kinds]:
             print("  %5d  %s" % (k["lines"], k["kind"]))
             print("         line:   %s" % k["line"][:160])
