@@ -10,16 +10,20 @@ find_program(NEXTWORD_GZIP gzip DOC "gzip, for the package's changelog and man p
 if(NEXTWORD_HELP2MAN AND Python3_Interpreter_FOUND AND NEXTWORD_GZIP)
   # help2man reads `nextword --help` (the commands) and --version; the
   # COMMANDS section, one subsection per command listed there, is each
-  # command's --help, written by cmake/man_commands.py.
+  # command's --help, and SEE ALSO names the installed documentation (in
+  # the Debian package's prefix and under this build's), both
+  # written by cmake/man_commands.py.
   set(commands_h2m ${CMAKE_CURRENT_BINARY_DIR}/nextword-commands.h2m)
   add_custom_command(
     OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/nextword.1
     COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/cmake/man_commands.py
-            $<TARGET_FILE:nextword> ${commands_h2m}
+            $<TARGET_FILE:nextword> ${commands_h2m} ${CMAKE_CURRENT_SOURCE_DIR}
+            ${NEXTWORD_PACKAGE_PREFIX}/${CMAKE_INSTALL_DOCDIR} ${CMAKE_INSTALL_FULL_DOCDIR}
     COMMAND ${NEXTWORD_HELP2MAN} --no-info --section=1 --name=${PROJECT_DESCRIPTION}
             --include=${commands_h2m} --output=${CMAKE_CURRENT_BINARY_DIR}/nextword.1
             $<TARGET_FILE:nextword>
-    DEPENDS nextword ${CMAKE_CURRENT_SOURCE_DIR}/cmake/man_commands.py
+    DEPENDS nextword ${CMAKE_CURRENT_SOURCE_DIR}/cmake/man_commands.py ${NEXTWORD_DOCS}
+            ${CMAKE_CURRENT_SOURCE_DIR}/README.md
     BYPRODUCTS ${commands_h2m}
     COMMENT "Writing the man page nextword.1 from the commands' --help (help2man)"
     VERBATIM)

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """Writes help2man's --include file for nextword.1: a COMMANDS section with
-one subsection per command, each command's own `--help` set in roff.
+one subsection per command, each command's own `--help` set in roff, and a
+SEE ALSO section naming the documentation where it is installed.
 
-    python3 cmake/man_commands.py NEXTWORD OUTPUT
+    python3 cmake/man_commands.py NEXTWORD OUTPUT [SOURCE PACKAGE_DOCDIR DOCDIR]
+
+SOURCE is the repository (its README.md, docs/*.md and data/'s README.md
+and FORMAT.md, each named with its title); they are installed in the same
+layout in PACKAGE_DOCDIR by the Debian package and in DOCDIR by `cmake
+--install` (CMAKE_INSTALL_FULL_DOCDIR).
 
 The commands are the ones `NEXTWORD --help` lists under "Subcommands:"
 (CLI11's layout), so the page follows the binary: no list of commands or
 options is written here. Run at build time by cmake/NextwordShell.cmake.
 """
+import os
 import re
 import subprocess
 import sys
@@ -85,8 +92,29 @@ def section(command, help_text):
     return out
 
 
+# The documents SEE ALSO names, in this order; docs/ adds its others after.
+FIRST_DOCS = ["README.md", "docs/usage.md"]
+LAST_DOCS = ["data/README.md", "data/FORMAT.md"]
+
+
+def see_also(source, package_docdir, docdir):
+    """The SEE ALSO section: each document's installed path and title."""
+    docs = sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(source, "docs"))
+                  if f.endswith(".md"))
+    names = FIRST_DOCS + [d for d in docs if d not in FIRST_DOCS] + LAST_DOCS
+    where = r"\fI%s\fR" % roff(package_docdir)
+    if docdir != package_docdir:
+        where += r" (the Debian package) or \fI%s\fR (\fBcmake \-\-install\fR)" % roff(docdir)
+    lines = ["[SEE ALSO]", "The documentation, in Markdown, in %s:" % where]
+    for name in names:
+        with open(os.path.join(source, name), encoding="utf-8") as f:
+            title = f.readline().lstrip("#").strip()
+        lines += [".TP", r"\fB%s\fR" % roff(name), roff(title)]
+    return lines
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 6):
         sys.exit(__doc__)
     nextword, output = sys.argv[1], sys.argv[2]
     names = commands(run_help(nextword))
@@ -96,6 +124,8 @@ def main():
              "Each command's options, as `nextword COMMAND \\-\\-help` prints them."]
     for name in names:
         lines += section(name, run_help(nextword, name))
+    if len(sys.argv) == 6:
+        lines += see_also(*sys.argv[3:6])
     with open(output, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

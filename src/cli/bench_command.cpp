@@ -30,7 +30,7 @@
 #include "model/weights_file.h"
 #include "predict/generate.h"
 #include "predict/predictor.h"
-#include "text/tokenizer.h"
+#include "text/running_text.h"
 
 namespace nextword::cli {
 namespace {

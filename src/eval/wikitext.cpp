@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <span>
 
+#include "text/running_text.h"
 #include "text/tokenizer.h"
 #include "text/words.h"
 
@@ -42,20 +43,21 @@ Line read_line(std::string_view text) {
   return line;
 }
 
-// Appends WikiText words to `text` as running text (RunningText's rule;
-// `@-@`, `@,@` and `@.@` join their neighbours). `quote_open` carries the
-// double quotes' parity from one piece of a line to the next.
-void append_words(std::string& text, std::span<const std::string_view> words, bool& quote_open) {
-  RunningText running(text, quote_open);
-  for (const std::string_view word : words) {
+// Appends WikiText words to `text` as running text (RunningText's rules;
+// `@-@`, `@,@` and `@.@` join their neighbours). `open` carries the quotes
+// left open from one piece of a line to the next.
+void append_words(std::string& text, std::span<const std::string_view> words, OpenQuotes& open) {
+  RunningText running(text, open);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string_view word = words[i];
     if (word == "@-@" || word == "@,@" || word == "@.@") {
       text += word[1];
       running.attach_next();
     } else {
-      running.append(word);
+      running.append(words, i);
     }
   }
-  quote_open = running.double_open();
+  open = running.open_quotes();
 }
 }  // namespace
 
@@ -64,8 +66,8 @@ int64_t Wikitext::scored() const { return wikitext_tokens - unknown - heading_ma
 std::string wikitext_line_text(std::string_view line) {
   const Line words = read_line(line);
   std::string text;
-  bool quote_open = false;
-  append_words(text, words.words, quote_open);
+  OpenQuotes open;
+  append_words(text, words.words, open);
   return text;
 }
 
@@ -94,12 +96,12 @@ Wikitext read_wikitext(std::string_view text, const TokenizerOptions& options,
     // into the text would fuse with a clitic or hyphen beside it (`<unk>'s`)
     // and the tokenizer would cut `<unk>` itself into marks and a word.
     const std::span<const std::string_view> words(line.words);
-    bool quote_open = false;
+    OpenQuotes open;
     size_t piece = 0;
     for (size_t i = 0; i <= words.size(); ++i) {
       if (i < words.size() && words[i] != "<unk>") continue;
       std::string piece_text;
-      append_words(piece_text, words.subspan(piece, i - piece), quote_open);
+      append_words(piece_text, words.subspan(piece, i - piece), open);
       for (std::string& token : tokenize(piece_text, options)) add(std::move(token), true);
       if (i < words.size()) {
         ++out.unknown;

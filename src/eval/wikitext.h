@@ -42,8 +42,9 @@ Wikitext read_wikitext(std::string_view text, const TokenizerOptions& options,
                        const std::string& unk_token);
 
 // One line of WikiText as plain text: heading marks dropped, @-@ @,@ @.@
-// joined, clitics attached, no space before , . ; : ! ? ) ] } %, none after
-// ( [ {, straight double quotes pairing as opening/closing.
+// joined, the other words as running text (text/running_text.h: clitics
+// attached, no space before , . ; : ! ? ) ] } %, none after ( [ {, quotes
+// pairing as opening/closing).
 std::string wikitext_line_text(std::string_view line);
 
 }  // namespace nextword

@@ -1,7 +1,7 @@
 #include "text/tokenizer.h"
 
-#include <algorithm>
 #include <array>
+#include <utility>
 
 #include "text/words.h"
 
@@ -113,56 +113,6 @@ std::vector<std::string> tokenize(std::string_view text, const TokenizerOptions&
   }
   finish_word();
   return tokens;
-}
-
-RunningText::RunningText(std::string& text, bool double_open)
-    : text_(text),
-      double_open_(double_open),
-      attach_next_(!text.empty() &&
-                   (std::string_view("([{").find(text.back()) != std::string_view::npos ||
-                    (double_open && text.back() == '"'))) {}
-
-void RunningText::append(std::string_view word) {
-  auto is = [&](std::string_view set) {
-    return word.size() == 1 && set.find(word[0]) != std::string_view::npos;
-  };
-  const bool clitic = word == "n't" || (word.size() >= 2 && word[0] == '\'' &&
-                                        is_word_byte(static_cast<unsigned char>(word[1])));
-  bool space = !text_.empty() && !attach_next_;
-  attach_next_ = false;
-  if (is(",.!?;:)]}%") || word == "\xE2\x80\xA6" || clitic) {
-    space = false;
-  } else if (word == "\"") {
-    if (double_open_)
-      space = false;  // a closing quote hugs the word before
-    else
-      attach_next_ = true;  // an opening one, the word after
-    double_open_ = !double_open_;
-  } else if (is("([{")) {
-    attach_next_ = true;
-  }
-  if (space) text_ += ' ';
-  text_ += word;
-}
-
-void append_as_text(std::string& text, const std::vector<std::string>& words) {
-  // Straight quotes alternate: count those already in the text.
-  RunningText running(text, std::count(text.begin(), text.end(), '"') % 2 == 1);
-  for (const std::string& word : words) running.append(word);
-}
-
-void capitalize_sentences(std::string& text, size_t from) {
-  for (size_t i = from; i < text.size(); ++i) {
-    const bool starts_word = i == 0 || text[i - 1] == ' ' || text[i - 1] == '"';
-    if (!starts_word) continue;
-    const bool lone_i =
-        text[i] == 'i' &&
-        (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\'' || text[i + 1] == ',' ||
-         text[i + 1] == '.' || text[i + 1] == '!' || text[i + 1] == '?' || text[i + 1] == '"');
-    if (lone_i || (i > 0 && starts_sentence(std::string_view(text).substr(0, i)))) {
-      text[i] = written_form(std::string_view(text).substr(i, 1), true)[0];
-    }
-  }
 }
 
 std::string join(const std::vector<std::string>& words) {

@@ -34,33 +34,4 @@ std::string normalized_text(std::string_view text, const TokenizerOptions& optio
 // as several command-line arguments.
 std::string join(const std::vector<std::string>& words);
 
-// Words as running text, one at a time: no space before , . ! ? ; : ) ] }
-// % … a clitic (n't, or ' and a letter or digit: 's, 're, the 'Neil of a
-// WikiText `O 'Neil`) or a closing quote, none after ( [ { or an opening
-// quote (straight double quotes alternate between opening and closing).
-class RunningText {
- public:
-  // Appends to `text`, after a double quote when `double_open`.
-  RunningText(std::string& text, bool double_open);
-  void append(std::string_view word);
-  // The next word hugs the text before it (WikiText's `@-@` joins).
-  void attach_next() { attach_next_ = true; }
-  bool double_open() const { return double_open_; }
-
- private:
-  std::string& text_;
-  bool double_open_;
-  bool attach_next_;
-};
-
-// The words appended to `text` as running text; the quotes and last
-// character of what comes before count too.
-void append_as_text(std::string& text, const std::vector<std::string>& words);
-
-// Capitalizes, from byte `from` on, the first letter of each sentence (after
-// ". ", "! " or "? ", a quote between allowed, or after an opening quote)
-// and the word "i": the
-// vocabulary is lowercase, the text a reader gets should not be.
-void capitalize_sentences(std::string& text, size_t from);
-
 }  // namespace nextword

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "format/gguf.h"
-#include "text/tokenizer.h"
+#include "text/running_text.h"
 
 namespace nextword::views {
 namespace {
@@ -306,13 +306,20 @@ Generated generated(const Model& model, const std::string& phrase, const std::ve
     }
     return g;
   }
-  Generated g{phrase, {}, phrase};
+  Generated g{phrase, {}, {}};
   for (int id : ids) g.words.emplace_back(model.vocab.word(id));
-  append_as_text(g.text, g.words);
+  g.text = written_text(model, phrase, g.words);
+  return g;
+}
+
+std::string written_text(const Model& model, std::string text,
+                         const std::vector<std::string>& words) {
+  const size_t from = text.size();
+  append_as_text(text, words);
   // A cased model writes its own capitals (and knows "U.S. Army" is no
   // sentence start); a lowercased one's text gets them back.
-  if (model.config.tokenizer.lowercase) capitalize_sentences(g.text, phrase.size());
-  return g;
+  if (model.config.tokenizer.lowercase) capitalize_sentences(text, from);
+  return text;
 }
 
 std::string generate_record(const Generated& g, Format format) {

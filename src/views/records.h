@@ -58,6 +58,11 @@ struct Generated {
   std::string text;
 };
 Generated generated(const Model& model, const std::string& phrase, const std::vector<int>& ids);
+// A word model's `words` written after `text` as `generate` writes them:
+// joined as running text (text/tokenizer.h), sentences capitalized when the
+// model reads lowercase.
+std::string written_text(const Model& model, std::string text,
+                         const std::vector<std::string>& words);
 std::string generate_record(const Generated& g, Format format);
 
 // `score`'s record of one stream (a line, or a whole document): `source` is

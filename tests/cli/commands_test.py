@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of the other commands: convert, bench, info, --help and
---version, train and eval, and the exit codes of usage, model, input and I/O
-errors.
+--version, tokenize --join, train and eval, and the exit codes of usage,
+model, input and I/O errors.
 
     python3 tests/cli/commands_test.py build/nextword data
 """
@@ -286,6 +286,69 @@ class Info(unittest.TestCase):
         r = run("--version")
         self.assertEqual(r.returncode, 0)
         self.assertRegex(r.stdout, r"^nextword \d+\.\d+\.\d+")
+
+
+class TokenizeJoin(unittest.TestCase):
+    """tokenize --join: each line's tokens written back as generate writes
+    them, line by line through real pipes."""
+
+    # Lines as people write them: numbers, decimals, times, abbreviations,
+    # quotes, parentheses, contractions, slashes and dashes, and the cases
+    # that stay apart (1, 2 and 3; a sentence ending in 1990.), with a word
+    # outside the vocabulary.
+    LINES = [
+        "Risk sold 850,000 copies (about 3.5 times more) by 10:30 p.m. in the U.S., e.g. in D.C.",
+        "Mustaine said, \"if anybody else's name was on 'Risk', it would have sold.\"",
+        "It closed in 1990. Then 1, 2 and 3 opened; the players' union didn't.",
+        "Zqxjvw and/or AT&T cost $5\u2014since 1991\u20131992.",
+    ]
+
+    def test_lines_come_back_through_a_pipe(self):
+        # One line in, its line out, before the next is written.
+        p = subprocess.Popen([NEXTWORD, "tokenize", "--join", "-m", "english"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for line in self.LINES:
+            p.stdin.write(line + "\n")
+            p.stdin.flush()
+            self.assertEqual(p.stdout.readline(), line + "\n")
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0)
+        p.stdout.close()
+        # The word outside the vocabulary is kept as it is spelled.
+        r = run("tokenize", "-m", "english", "-f", "json", "Zqxjvw")
+        self.assertEqual(json.loads(r.stdout)["pieces"], ["<unk>"])
+        # Given as arguments, the words are one text.
+        r = run("tokenize", "--join", "-m", "english", "about", "3.5", "(", "U.S.", ")")
+        self.assertEqual((r.returncode, r.stdout), (0, "about 3.5 (U.S.)\n"))
+
+    def test_joined_text_reads_as_the_same_tokens(self):
+        # tokenize --join | tokenize: the ids of the joined lines, through a
+        # pipe between two processes, are the lines' own.
+        text = "".join(line + "\n" for line in self.LINES) + "rock-'n'-roll ( a ) ' b '\n"
+        joiner = subprocess.Popen([NEXTWORD, "tokenize", "--join", "-m", "english"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        reader = subprocess.Popen([NEXTWORD, "tokenize", "-m", "english"], stdin=joiner.stdout,
+                                  stdout=subprocess.PIPE, text=True)
+        joiner.stdout.close()
+        joiner.stdin.write(text)
+        joiner.stdin.close()
+        ids, _ = reader.communicate(timeout=60)
+        self.assertEqual((joiner.wait(timeout=60), reader.returncode), (0, 0))
+        self.assertEqual(ids, run("tokenize", "-m", "english", stdin=text).stdout)
+        self.assertEqual(len(ids.split("\n")), len(self.LINES) + 2)
+
+    def test_a_lowercase_model_gets_its_capitals_back(self):
+        r = run("tokenize", "--join", "-m", "stories",
+                stdin="once upon a time, lily had 1,000 toys. she said, \"i'm happy!\"\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "Once upon a time, lily had 1,000 toys. "
+                                   "She said, \"I'm happy!\"\n")
+
+    def test_ids_or_text(self):
+        r = run("tokenize", "--join", "-f", "json", "-m", "english", "x")
+        self.assertEqual((r.returncode, r.stdout), (USAGE, ""))
+        self.assertEqual(len(r.stderr.splitlines()), 1)
+        self.assertIn("--join", r.stderr)
 
 
 STORY = ("Once upon a time there was a little cat. The cat liked to play in the sun. "

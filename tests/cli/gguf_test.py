@@ -170,6 +170,17 @@ class Gguf(unittest.TestCase):
                                                 "pieces": [" Once", " upon", " a", " time"]})
         r = run("tokenize", "-m", gguf("stories260K.gguf"), stdin="Once upon\na time\n")
         self.assertEqual(r.stdout, "403 407\n261 378\n")
+        # --join writes the pieces' bytes, the lines themselves; so too for
+        # every one-line text of llama.cpp's tests, in both kinds of tokenizer.
+        r = run("tokenize", "--join", "-m", gguf("stories260K.gguf"), stdin="Once upon\na time\n")
+        self.assertEqual(r.stdout, "Once upon\na time\n")
+        for name in ("llama-spm", "gpt-2"):
+            vocab = os.path.join(SHARED, "gguf", "vocab", "ggml-vocab-%s.gguf" % name)
+            with open(vocab + ".inp", encoding="utf-8") as f:
+                texts = f.read().split("\n__ggml_vocab_test__\n")[:46]
+            lines = "".join(t + "\n" for t in texts if "\n" not in t and "\r" not in t)
+            r = run("tokenize", "--join", "-m", vocab, stdin=lines)
+            self.assertEqual((r.returncode, r.stdout), (0, lines), name)
 
     def test_files_that_cannot_be_read_are_one_line(self):
         with open(gguf("stories260K.gguf"), "rb") as f:

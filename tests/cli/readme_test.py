@@ -4,7 +4,8 @@ binary prints.
 
     python3 tests/cli/readme_test.py build/nextword data
 
-In those files' fenced blocks (a file of docs/ may have none), a line `$ nextword ARGS` is run from the
+In those files' fenced blocks (a file of docs/ may have none; a block
+indented inside a list item too), a line `$ nextword ARGS` is run from the
 repository's root (ARGS split as a shell would, the bundled default model
 unless --model says otherwise; an example on a file of ../shared is skipped
 where ../shared is missing, and fails then under NEXTWORD_REQUIRE_SHARED=1),
@@ -32,22 +33,27 @@ import unittest
 import cli_common
 from cli_common import run
 
-FENCE = re.compile(r"^```")
+# A fence, at the margin or indented inside a list item (its lines then
+# carry the fence's indent, which is not part of them).
+FENCE = re.compile(r"^( *)```")
 
 
 def examples(path):
     """(line number, argv, expected lines, block number) of each `$ nextword`
     line of path, and of each `$ curl` line after a `$ nextword serve &`."""
-    found, block, current, blocks, serving = [], False, None, 0, False
+    found, block, current, blocks, serving, indent = [], False, None, 0, False, ""
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             line = line.rstrip("\n")
-            if FENCE.match(line):
+            fence = FENCE.match(line)
+            if fence:
                 block, current, serving = not block, None, False
+                indent = fence.group(1)
                 blocks += 1
                 continue
             if not block:
                 continue
+            line = line[len(indent):] if line.startswith(indent) else line
             if line.startswith("$ "):
                 words = shlex.split(line[2:])
                 current = None

@@ -21,6 +21,7 @@ step models nextword models
 step models_json nextword models -f json
 step man_w man -w nextword
 step man env MANWIDTH=100 man -P cat nextword
+step docs ls /usr/share/doc/nextword/docs
 step key_mode stat -c '%a %U' /etc/nextword/api-key
 step verify systemd-analyze verify /lib/systemd/system/nextword.socket \
   /lib/systemd/system/nextword.service

@@ -7,13 +7,16 @@ the package"):
   - lintian reports neither an error nor a warning;
   - `dpkg-deb --contents` holds the binary, the man page, the completion,
     both models under /usr/share/nextword/models, copyright, changelog, the
-    service and its /etc/default file, and nothing else; its Depends are
+    documentation (README.md, docs/*.md and data/'s, as in the repository,
+    every link between them holding), the service and its /etc/default
+    file, and nothing else; its Depends are
     the packages owning the libraries the binary links (read here from the
     binary's NEEDED entries and `dpkg -S`, not from dpkg-shlibdeps);
   - the changelog is CHANGELOG.md's releases, newest first;
   - a fresh Debian 12 root made by mmdebstrap from the Debian archive, where
     `apt-get install ./nextword_*.deb` resolves the dependencies; inside it
-    tests/package/in_root.sh runs predict, models, man -w, the completion
+    tests/package/in_root.sh runs predict, models, man -w (whose SEE ALSO
+    names the documents), lists the documentation, the completion
     and `systemd-analyze verify` of the unit;
   - that root booted by systemd-nspawn with nextword.socket enabled:
     tests/package/boot_probe.sh's first connection starts the service,
@@ -45,6 +48,24 @@ MAX_EXPOSURE = 2.0
 # The root's commands run in the environment of a fresh login there, none
 # of this process's (NEXTWORD_MODEL and the like).
 CLEAN = "env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8"
+
+
+# Where the package puts the documentation: README.md, docs/ and data/'s
+# documents, laid out as in the repository.
+DOC = "/usr/share/doc/nextword/"
+# Files of the repository the documents link to which the package does not
+# carry in DOC: CHANGELOG.md is there as Debian's changelog.gz, the English
+# model's ablations.md beside the model in /usr/share/nextword/models/english,
+# and the example model and the PyTorch reference are the source tree's.
+SOURCE_ONLY_LINKS = {"CHANGELOG.md", "data/english/ablations.md", "data/examples/fruit",
+                     "tests/reference/nextword_ref.py"}
+
+
+def documents():
+    """The documents the package carries in DOC, as repository paths."""
+    docs = sorted("docs/" + f for f in os.listdir(os.path.join(SOURCE, "docs"))
+                  if f.endswith(".md"))
+    return ["README.md"] + docs + ["data/README.md", "data/FORMAT.md", "data/ablations.md"]
 
 
 def run(*args, **kw):
@@ -124,13 +145,34 @@ class Package(unittest.TestCase):
             "/usr/bin/nextword", "/usr/share/man/man1/nextword.1.gz",
             "/usr/share/bash-completion/completions/nextword",
             "/usr/share/doc/nextword/copyright", "/usr/share/doc/nextword/changelog.gz",
-            "/usr/share/doc/nextword/models/README.md", "/usr/share/doc/nextword/models/FORMAT.md",
             "/usr/share/nextword/models/english/ablations.md",
             "/lib/systemd/system/nextword.service", "/lib/systemd/system/nextword.socket",
-            "/etc/default/nextword"} | models)
+            "/etc/default/nextword"} | models | {DOC + d for d in documents()})
         control = run("dpkg-deb", "--ctrl-tarfile", DEB)
         self.assertEqual(run("dpkg-deb", "-f", DEB, "Package").stdout.strip(), "nextword")
         self.assertEqual(control.returncode, 0)
+
+    def test_documentation_is_the_repository_s_with_its_links_holding(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["dpkg-deb", "-x", DEB, tmp], check=True)
+            root = tmp + DOC
+            broken = []
+            for name in documents():
+                with open(os.path.join(root, name), "rb") as f:
+                    installed = f.read()
+                with open(os.path.join(SOURCE, name), "rb") as f:
+                    self.assertEqual(installed, f.read(), name)
+                for target in re.findall(r"\]\(([^)#\s]+)", installed.decode()):
+                    if re.match(r"[a-z]+:", target):  # https: and mailto: are not files
+                        continue
+                    path = os.path.normpath(os.path.join(os.path.dirname(name), target))
+                    if not os.path.exists(os.path.join(root, path)) and \
+                            path not in SOURCE_ONLY_LINKS:
+                        broken.append(f"{name}: {target}")
+            self.assertEqual(broken, [])
+            # Each link left out on purpose is still a link of the documents.
+            for path in SOURCE_ONLY_LINKS:
+                self.assertTrue(os.path.exists(os.path.join(SOURCE, path)), path)
 
     def test_depends_are_the_linked_libraries_packages(self):
         depends = run("dpkg-deb", "-f", DEB, "Depends").stdout
@@ -190,7 +232,15 @@ class InstalledInDebian12(unittest.TestCase):
 
     def test_man_page(self):
         self.assertEqual(self.ok("man_w"), "/usr/share/man/man1/nextword.1.gz\n")
-        self.assertRegex(self.ok("man"), r"(?m)^NAME\n\s+nextword - ")
+        page = self.ok("man")
+        self.assertRegex(page, r"(?m)^NAME\n\s+nextword - ")
+        # SEE ALSO names each installed document, where the package put it.
+        see_also = page[page.index("\nSEE ALSO\n"):]
+        self.assertIn(DOC.rstrip("/"), " ".join(see_also.split()))
+        named = re.findall(r"(?m)^\s+((?:docs/|data/)?[\w.]+\.md)$", see_also)
+        self.assertEqual(sorted(named), sorted(documents()[:-1]))
+        self.assertEqual(sorted(self.ok("docs").split()), sorted(
+            os.path.basename(d) for d in documents() if d.startswith("docs/")))
 
     def test_bash_completion(self):
         listed = self.ok("completion").split()

@@ -51,28 +51,3 @@ TEST_CASE("a lone C3 byte does not swallow the character after it", "[tokenizer]
   CHECK(tokenize("x\xC3 y", lower) == std::vector<std::string>{"x\xC3", "y"});
   CHECK(tokenize("\xC3\x89T\xC3\x89", lower) == std::vector<std::string>{"\xC3\xA9t\xC3\xA9"});
 }
-
-TEST_CASE("words become running text: punctuation and quotes join naturally", "[tokenizer]") {
-  auto text = [](std::string before, const Tokens& words) {
-    append_as_text(before, words);
-    return before;
-  };
-  CHECK(text("once upon a", {"time", ",", "there", "was", "a", "cat", "."}) ==
-        "once upon a time, there was a cat.");
-  CHECK(text("she said", {"\"", "hello", "!", "\"", "and", "left"}) ==
-        "she said \"hello!\" and left");
-  CHECK(text("she said \"", {"yes", ".", "\"", "then"}) == "she said \"yes.\" then");
-  CHECK(text("", {"(", "a", ")", "b", "?"}) == "(a) b?");
-  CHECK(text("it", {"'s", "fine", "\xE2\x80\xA6"}) == "it's fine\xE2\x80\xA6");
-}
-
-TEST_CASE("generated sentences start with a capital, and so does I", "[tokenizer]") {
-  std::string text = "she smiled.";
-  const size_t from = text.size();
-  text += " then i said, \"yes! i'm here.\" the end? maybe. it is fine";
-  capitalize_sentences(text, from);
-  CHECK(text == "she smiled. Then I said, \"Yes! I'm here.\" The end? Maybe. It is fine");
-  std::string kept = "e.g. this";  // before `from`, nothing changes
-  capitalize_sentences(kept, kept.size());
-  CHECK(kept == "e.g. this");
-}

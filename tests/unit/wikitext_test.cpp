@@ -44,9 +44,9 @@ TEST_CASE("a line of WikiText becomes plain text", "[wikitext]") {
   // Clitics attach, in both of WikiText's spellings of n't, and in names.
   CHECK(wikitext_line_text(" John 's dog do n't , I don 't , we 're O 'Neil d 'état Carré 's ") ==
         "John's dog don't, I don't, we're O'Neil d'état Carré's");
-  // A lone ' (a quote, a plural's possessive) stays apart.
+  // A lone ' is a plural's possessive or a quote (text/running_text.h).
   CHECK(wikitext_line_text(" the lobsters ' claws , called ' heel ' ") ==
-        "the lobsters ' claws, called ' heel '");
+        "the lobsters' claws, called 'heel'");
   // Brackets, marks and double quotes.
   CHECK(wikitext_line_text(" It is 60 cm ( 24 in ) ; only \" lobster red \" on cooking ! 5 % ") ==
         "It is 60 cm (24 in); only \"lobster red\" on cooking! 5%");

@@ -1,0 +1,81 @@
+// Words written back as text, the way people write it: the joiner that
+// `generate`, serve and `tokenize --join` write a word model's words with.
+//
+// The tokenizer (text/tokenizer.h) cuts "1,000", "3.5", "10:30", "U.S." and
+// "(a)" into words and marks and drops the spaces; these rules put the
+// spaces back where a writer puts them, from the words alone. Whatever they
+// decide, the text reads as the same words again: a space is left out only
+// where the tokenizer cuts anyway (next to a mark that is not an apostrophe
+// or hyphen inside a word), except for WikiText's clitics ("do" "n't").
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nextword {
+
+// The quotes opened and not yet closed: straight double quotes alternate,
+// single ones open before a word and close after one.
+struct OpenQuotes {
+  bool double_quote = false;
+  bool single_quote = false;
+};
+
+// Words as running text, one at a time, each seen with the words after it
+// when they are known. The rules, with what held-out Wikipedia and
+// TinyStories write (tools/join_roundtrip.py measures them):
+// - no space before , . ! ? ; : ) ] } % … or a clitic (n't, or ' and a
+//   letter or digit: 's, 're, the 'Neil of a WikiText `O 'Neil`);
+// - none after ( [ { $ # and none either side of / or an em dash (and/or,
+//   this—that), nor of an en dash between numbers (1991–1992) or of & between
+//   short capitals (AT&T); "rate(s)", "US$", "mid- to late-" hug the word
+//   before;
+// - none inside a number: 1,000,000 (groups of three after a comma), 3.5,
+//   10:30, and Wikipedia's page numbers, "1918.:14";
+// - none inside initials and abbreviations, a letter and a period each:
+//   U.S., e.g., a.k.a.;
+// - quotes: a double quote opens at the start and after an opening bracket,
+//   closes before , . ; : ! ? ) and otherwise alternates; a single one
+//   closes one that is open or comes before a mark, hugs a year ('90s), is a
+//   possessive after a closing quote ("Buffy"'s) and after a word ending in
+//   s when no quote ahead closes it (the players' union), and otherwise opens.
+class RunningText {
+ public:
+  // Appends to `text`, with the quotes `open` left open by what it holds.
+  RunningText(std::string& text, OpenQuotes open);
+  // Appends words[i]; the words after it (none when they are not known yet)
+  // say what it is: the rest of a number, a quote that opens or closes.
+  void append(std::span<const std::string_view> words, size_t i);
+  // The next word hugs the text before it (WikiText's `@-@` joins).
+  void attach_next() { attach_next_ = true; }
+  OpenQuotes open_quotes() const { return open_; }
+
+ private:
+  // Whether a space comes before words[i].
+  bool space_before(std::span<const std::string_view> words, size_t i);
+  // The same for a double or a single quote, which opens or closes one;
+  // `space` is whether a word would get one.
+  bool double_quote_space(bool space, std::string_view next);
+  bool single_quote_space(bool space, std::span<const std::string_view> after);
+
+  std::string& text_;
+  OpenQuotes open_;
+  bool attach_next_;
+};
+
+// The quotes `text` leaves open, read as RunningText reads its words.
+OpenQuotes open_quotes(std::string_view text);
+
+// The words appended to `text` as running text; the quotes and last
+// characters of what comes before count too.
+void append_as_text(std::string& text, const std::vector<std::string>& words);
+
+// Capitalizes, from byte `from` on, the first letter of each sentence (at
+// the text's start, after ". ", "! " or "? ", a quote between allowed, or
+// after an opening quote) and the word "i": the vocabulary is lowercase, the
+// text a reader gets should not be.
+void capitalize_sentences(std::string& text, size_t from);
+
+}  // namespace nextword
