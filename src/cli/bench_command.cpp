@@ -191,11 +191,13 @@ struct BenchCommand {
   // seed 1) typed one character at a time, each state of it one call, on
   // one thread like `complete`. Contexts grow to max_len tokens and past it.
   // A keystroke that starts a word runs the forward pass; the others only
-  // filter what it gave.
+  // filter what it gave. The text is unguarded (predict/repetition.h), so
+  // that builds from before the guard type the same text.
   json keystrokes(const Model& m) const {
     set_threading(Threading::kRows, 1);
     Predictor predictor(m);
-    const GenerateOptions options{.max_words = 200, .temperature = 1.0f, .seed = 1};
+    const GenerateOptions options{
+        .max_words = 200, .temperature = 1.0f, .seed = 1, .guard = RepetitionGuard::off()};
     std::vector<std::string> words;
     // From the bos token alone, or a lone <unk> for a model without one.
     const std::string start = m.config.has_bos() ? "" : std::string(m.vocab.word(m.unk_id));

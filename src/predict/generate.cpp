@@ -51,6 +51,36 @@ int choose_next(const Model& model, LogitRow& row, const GenerateOptions& o, dou
   return ids[keep - 1];
 }
 
+namespace {
+
+// The choice of one step under the guard's verdict. Greedy, the unguarded
+// best word stands when the verdict leaves it alone (the verdict only
+// lowers logits); otherwise, and always when sampling under a verdict, the
+// choice reads the whole row (mixed with the memory as the choice reads it)
+// with the verdict applied. Should the verdict ban every word, the
+// unguarded choice stands.
+int guarded_choice(Predictor& predictor, const Encoded& window, LogitRow& row,
+                   const GenerateOptions& o, const Repetition& repetition, bool mixed_greedy,
+                   double uniform) {
+  const Model& model = predictor.model();
+  const int plain = mixed_greedy
+                        ? mixed_argmax(model, window.ids, row, predictor.logits_normalized())
+                        : choose_next(model, row, o, uniform);
+  if (o.temperature <= 0.0f ? !repetition.touches(plain) : repetition.empty()) {
+    return plain;
+  }
+  thread_local std::vector<float> guarded;
+  const std::span<const float> all = row.all();
+  guarded.assign(all.begin(), all.end());
+  if (mixed_greedy) mix_memory(model, window.ids, guarded);
+  repetition.apply(guarded);
+  FullRow full(model, guarded);
+  const int id = choose_next(model, full, o, uniform);
+  return std::isinf(guarded[static_cast<size_t>(id)]) ? plain : id;
+}
+
+}  // namespace
+
 // Each word extends the context by one token, which Predictor::next_logits
 // runs alone through its key/value cache (transformer/cache.h), with the
 // same bits as a pass over the whole window. Up to max_len tokens greedy
@@ -65,6 +95,7 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
   const bool mixed_greedy =
       o.temperature <= 0.0f && !model.subword && model.memory != nullptr && predictor.mixing();
   const MixingOff unmixed(predictor, mixed_greedy);
+  Repetition repetition = Repetition::of(o.guard, model);
   std::vector<int> words;
   for (int step = 0; step < o.max_words; ++step) {
     const Encoded window = growing_window(model, input);
@@ -81,9 +112,8 @@ std::vector<int> generate(Predictor& predictor, Encoded input, const GenerateOpt
       const auto best = static_cast<int>(std::max_element(all.begin(), all.end()) - all.begin());
       if (best == model.subword->bos() || best == model.subword->eos()) break;
     }
-    const int id = mixed_greedy
-                       ? mixed_argmax(model, window.ids, row, predictor.logits_normalized())
-                       : choose_next(model, row, o, uniform);
+    repetition.look(input.ids);
+    const int id = guarded_choice(predictor, window, row, o, repetition, mixed_greedy, uniform);
     words.push_back(id);
     input.ids.push_back(id);
     input.tokens.emplace_back(model.vocab.word(id));

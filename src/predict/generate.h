@@ -1,7 +1,8 @@
 // Continuing a phrase word by word: greedy (temperature 0) or sampled from
-// the softmax at a temperature, cut to the top k and to the top-p nucleus.
-// The random numbers come from splitmix64 of the seed and the step, so the
-// same seed gives the same text on every machine.
+// the softmax at a temperature, cut to the top k and to the top-p nucleus,
+// either under the repetition guard (predict/repetition.h) unless it is
+// off. The random numbers come from splitmix64 of the seed and the step, so
+// the same seed gives the same text on every machine.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "predict/predictor.h"
+#include "predict/repetition.h"
 
 namespace nextword {
 
@@ -19,6 +21,7 @@ struct GenerateOptions {
   int top_k = 0;             // sample among the k most likely only (0: all)
   float top_p = 1.0f;        // ... and among the fewest whose probability reaches p
   uint64_t seed = 0;
+  RepetitionGuard guard;  // RepetitionGuard::off(): the model's own choices, loops and all
 };
 
 // The ids of the words that follow `input`, max_words of them. Past max_len

@@ -50,6 +50,11 @@ class Fields {
     for (const auto& item : body.items()) left_.insert(item.key());
   }
 
+  bool given(const std::string& name) const {
+    const auto at = body_.find(name);
+    return at != body_.end() && !at->is_null();
+  }
+
   const json* take(const std::string& name) {
     left_.erase(name);
     const auto at = body_.find(name);
@@ -156,9 +161,22 @@ void read_complete(Fields& f, CompleteOptions& o) {
 void read_generate(Fields& f, Call& call) {
   GenerateOptions& o = call.generate;
   f.integer("n", o.max_words, 1, 100000);
+  bool greedy = false;
+  f.flag("greedy", greedy);
+  if (greedy) {
+    // Plain greedy, as `generate --greedy`: no sampling and no guard to set.
+    for (const char* other : {"temperature", "top_k", "top_p", "no_repeat_ngram",
+                              "presence_penalty", "repeat_window"}) {
+      if (f.given(other)) throw bad(std::string("greedy: not with ") + other);
+    }
+    o.guard = RepetitionGuard::off();
+  }
   f.number("temperature", o.temperature, 0, 100);
   f.integer("top_k", o.top_k, 0, 1 << 24);
   f.number("top_p", o.top_p, 0, 1);
+  f.integer("no_repeat_ngram", o.guard.ngram, 0, 64);
+  f.number("presence_penalty", o.guard.penalty, 0, 100);
+  f.integer("repeat_window", o.guard.window, 1, 1 << 20);
   if (const json* seed = f.take("seed")) {
     if (!seed->is_number_integer() || (!seed->is_number_unsigned() && seed->get<int64_t>() < 0)) {
       throw bad("seed: must be a whole number from 0 to 18446744073709551615");

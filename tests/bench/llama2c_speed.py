@@ -60,7 +60,7 @@ def main():
                        check=True)
         run_c = [args.run_c, checkpoint, "-z", tokenizer, "-t", "0.0", "-n", str(args.steps),
                  "-i", PROMPT]
-        ours = [args.nextword, "generate", "--model", model, PROMPT, "-n"]  # one thread
+        ours = [args.nextword, "generate", "--greedy", "--model", model, PROMPT, "-n"]  # one thread
         rates, one, whole = [], [], []
         for _ in range(args.rounds):
             _, theirs = timed(run_c, env)

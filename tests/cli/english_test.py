@@ -57,6 +57,29 @@ class English(unittest.TestCase):
         self.assertNotIn("<unk>", text)
         self.assertNotRegex(text, r"@[-,.]@|\s[,.;:!?)]|\(\s")
 
+    def test_generate_does_not_loop_unless_greedy(self):
+        # A newcomer's first try: greedy loops on "of the city"; the default
+        # (src/predict/repetition.h) writes no run of 4 words twice, prompt
+        # included, and --greedy keeps the old text.
+        phrase = "The population of the town was"
+        r = run("generate", "-m", "english", "-n", "25", "--greedy", phrase)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, phrase + " a population" + " of the city" * 7 + " of the\n")
+        for options in ([], ["--temperature", "0.8", "--seed", "3"]):
+            with self.subTest(options=options):
+                r = run("generate", "-m", "english", "-n", "60", "-f", "json", *options, phrase)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                words = phrase.split() + json.loads(r.stdout)["words"]
+                self.assertEqual(len(words), 66)
+                grams = [tuple(words[i:i + 4]) for i in range(len(words) - 3)]
+                self.assertEqual(len(set(grams)), len(grams), words)
+        # The guard's own option set to off is plain greedy too.
+        self.assertEqual(run("generate", "-m", "english", "-n", "25", "--no-repeat-ngram", "0",
+                             phrase).stdout,
+                         run("generate", "-m", "english", "-n", "25", "--greedy", phrase).stdout)
+        r = run("generate", "-m", "english", "--greedy", "--temperature", "0.5", phrase)
+        self.assertEqual(r.returncode, cli_common.USAGE, r.stderr)
+
     def test_complete_in_the_writers_case(self):
         r = run("complete", "-m", "english", "the president of the United Sta")
         self.assertEqual(r.returncode, 0, r.stderr)

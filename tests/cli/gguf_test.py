@@ -39,11 +39,35 @@ class Gguf(unittest.TestCase):
     def test_greedy_generate_is_run_c_byte_for_byte(self):
         with open(os.path.join(SHARED, "stories260K", "greedy-once-upon-a-time.txt"), "rb") as f:
             golden = f.read()
-        r = subprocess.run([cli_common.NEXTWORD, "generate", "--model", gguf("stories260K.gguf"),
-                            "-n", str(GENERATED), "Once upon a time"],
+        r = subprocess.run([cli_common.NEXTWORD, "generate", "--greedy", "--model",
+                            gguf("stories260K.gguf"), "-n", str(GENERATED), "Once upon a time"],
                            capture_output=True, check=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, golden)
+
+    def test_generate_does_not_repeat_a_run_of_4_words_unless_greedy(self):
+        # run.c's greedy text says "didn't know what to do." three times; by
+        # default (src/predict/repetition.h) no run of 4 words stands twice,
+        # words as `score` counts them, whatever pieces spell them.
+        def repeats(text):
+            r = run("score", "--model", gguf("stories260K.gguf"), "-f", "json",
+                    text.replace("\n", " "))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            words = [w["word"] for w in json.loads(r.stdout)["words"] if w["word"].strip()]
+            grams = [tuple(words[i:i + 4]) for i in range(len(words) - 3)]
+            return len(grams) - len(set(grams))
+
+        with open(os.path.join(SHARED, "stories260K", "greedy-once-upon-a-time.txt"),
+                  encoding="utf-8") as f:
+            golden = f.read()
+        self.assertGreater(repeats(golden), 10)
+        r = run("generate", "--model", gguf("stories260K.gguf"), "-n", str(GENERATED),
+                "Once upon a time")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(repeats(r.stdout), 0, r.stdout)
+        # The same text up to the first repeat.
+        first = golden.index("didn't know what to do.") + len("didn't know what to do.")
+        self.assertEqual(r.stdout[:first], golden[:first])
 
     def test_greedy_generate_through_an_ollama_store(self):
         # The same file as ollama keeps it (tests/cli/ollama_test.py has the
@@ -62,7 +86,8 @@ class Gguf(unittest.TestCase):
                 "size": len(data)}]}, f)
         with open(os.path.join(SHARED, "stories260K", "greedy-once-upon-a-time.txt"), "rb") as f:
             golden = f.read()
-        r = subprocess.run([cli_common.NEXTWORD, "generate", "--model", "ollama:stories:260k",
+        r = subprocess.run([cli_common.NEXTWORD, "generate", "--greedy", "--model",
+                            "ollama:stories:260k",
                             "-n", str(GENERATED), "Once upon a time"], capture_output=True,
                            env={**os.environ, "OLLAMA_MODELS": store}, check=False)
         self.assertEqual((r.returncode, r.stderr), (0, b""))

@@ -89,10 +89,11 @@ class Families(unittest.TestCase):
         and must go on with the same words."""
         for family in self.families:
             with self.subTest(family=family):
-                first = json.loads(self.out(family, ["generate", "-f", "json", "-n", "40",
-                                                     "once upon a"]))["words"]
+                first = json.loads(self.out(family, ["generate", "--greedy", "-f", "json",
+                                                     "-n", "40", "once upon a"]))["words"]
                 self.assertEqual(len(first), 40)
-                rest = json.loads(self.out(family, ["generate", "-f", "json", "-n", "20",
+                rest = json.loads(self.out(family, ["generate", "--greedy", "-f", "json",
+                                                    "-n", "20",
                                                     " ".join(["once upon a", *first[:20]])]))
                 self.assertEqual(rest["words"], first[20:])
 
@@ -147,7 +148,8 @@ class Families(unittest.TestCase):
         text = "the end of the Second World\nthe history of the\nin 1990 , the\nzzqxv\n"
         for family in self.families:
             for args in (["predict", "-f", "json", "-k", "8"], ["score", "-f", "json"],
-                         ["complete", "-f", "json"], ["generate", "-n", "30", "the history of"],
+                         ["complete", "-f", "json"],
+                         ["generate", "--greedy", "-n", "30", "the history of"],
                          ["lens", "-f", "json", "the end of the"]):
                 with self.subTest(family=family, command=args[0]):
                     out = {}
@@ -225,8 +227,8 @@ class Families(unittest.TestCase):
                     with self.subTest(type=type_name, family=family, command="generate"):
                         # Bytes: a random model's pieces need not be UTF-8.
                         env = dict(os.environ, NEXTWORD_KERNELS=family)
-                        out = [subprocess.run([NEXTWORD, "generate", "-m", m, "-n", "30",
-                                               "the cat"], capture_output=True, env=env,
+                        out = [subprocess.run([NEXTWORD, "generate", "--greedy", "-m", m, "-n",
+                                               "30", "the cat"], capture_output=True, env=env,
                                               check=True).stdout for m in (read, twin)]
                         self.assertGreater(len(out[0]), len("the cat"))
                         self.assertEqual(out[0], out[1])

@@ -76,8 +76,8 @@ class Llama2c(unittest.TestCase):
             golden = f.read()
         for version, model in self.models.items():
             with self.subTest(version=version):
-                r = subprocess.run([cli_common.NEXTWORD, "generate", "--model", model,
-                                    "-n", str(GENERATED), "Once upon a time"],
+                r = subprocess.run([cli_common.NEXTWORD, "generate", "--greedy", "--model",
+                                    model, "-n", str(GENERATED), "Once upon a time"],
                                    capture_output=True, check=False)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(r.stdout, golden)

@@ -153,7 +153,8 @@ class Ollama(unittest.TestCase):
 
     def test_a_name_runs_its_blob_as_the_file_does(self):
         commands = [["predict", "-k", "4", "the cat"], ["predict", "-f", "json", "the cat sat"],
-                    ["generate", "-n", "8", "the cat"], ["score", "the cat sat on the"],
+                    ["generate", "--greedy", "-n", "8", "the cat"],
+                    ["score", "the cat sat on the"],
                     ["complete", "the cat s"], ["tokenize", "the cat sat"]]
         models = {"ollama:tiny": self.first_blob, "ollama:tiny:latest": self.first_blob,
                   "ollama:tiny:small": self.first_blob, "ollama:tiny:other": self.second_blob,
@@ -171,9 +172,10 @@ class Ollama(unittest.TestCase):
                     self.assertEqual(self.ran(args[0], "--model", model, *args[1:]),
                                      by_file[blob])
         # $NEXTWORD_MODEL too, as the model a command given no --model loads.
-        self.assertEqual(self.ran("generate", "-n", "8", "the cat",
+        self.assertEqual(self.ran("generate", "--greedy", "-n", "8", "the cat",
                                   env={"NEXTWORD_MODEL": "ollama:tiny:other"}),
-                         self.ran("generate", "--model", self.second_blob, "-n", "8", "the cat"))
+                         self.ran("generate", "--greedy", "--model", self.second_blob, "-n", "8",
+                                  "the cat"))
 
     def test_models_lists_them_after_the_folder_models(self):
         r = run("models", "-f", "json", env=self.env)

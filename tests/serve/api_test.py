@@ -112,6 +112,12 @@ class Records(unittest.TestCase):
                               "top_p": 0.9, "seed": 7},
                  ["generate", "-f", "json", "-n", "9", "--temperature", "0.8", "--top-k", "5",
                   "--top-p", "0.9", "--seed", "7", *m, phrase]),
+                ("generate", {"phrase": phrase, "n": 30, "greedy": True},
+                 ["generate", "-f", "json", "-n", "30", "--greedy", *m, phrase]),
+                ("generate", {"phrase": phrase, "n": 30, "no_repeat_ngram": 3,
+                              "presence_penalty": 0.5, "repeat_window": 40},
+                 ["generate", "-f", "json", "-n", "30", "--no-repeat-ngram", "3",
+                  "--presence-penalty", "0.5", "--repeat-window", "40", *m, phrase]),
             ]
             for endpoint, body, command in cases:
                 with self.subTest(model=model, endpoint=endpoint, body=body):

@@ -533,6 +533,8 @@ def endpoint_cases():
         "attribute": {"word": string},
         "generate": {"n": whole + ["0", "100001"], "temperature": number + ["101"],
                      "top_k": whole[:8] + ["16777217"], "top_p": number + ["1.01"],
+                     "no_repeat_ngram": whole + ["65"], "presence_penalty": number + ["101"],
+                     "repeat_window": whole + ["0", "1048577"], "greedy": flag,
                      "seed": ['"1"', "1.5", "-1", "true", "1e999", "18446744073709551616",
                               "123456789012345678901234567890"],
                      "stream": flag},

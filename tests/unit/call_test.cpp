@@ -20,6 +20,18 @@ TEST_CASE("read_call: fields, ranges and the reason for a refusal", "[call]") {
   CHECK(call.generate.top_p == 0.9f);
   CHECK(call.generate.seed == 18446744073709551615ULL);
   CHECK(call.stream);
+  // The repetition guard: on unless said otherwise, its fields, and greedy
+  // without it (and without anything to set on it).
+  CHECK(call.generate.guard.ngram == 4);
+  const Call guarded = read_call(Endpoint::kGenerate, R"({"phrase": "a", "no_repeat_ngram": 3,
+                                 "presence_penalty": 0.5, "repeat_window": 40})");
+  CHECK(guarded.generate.guard.ngram == 3);
+  CHECK(guarded.generate.guard.penalty == 0.5f);
+  CHECK(guarded.generate.guard.window == 40);
+  const Call greedy = read_call(Endpoint::kGenerate, R"({"phrase": "a", "greedy": true})");
+  CHECK_FALSE(greedy.generate.guard.on());
+  CHECK(greedy.generate.temperature == 0.0f);
+  CHECK(read_call(Endpoint::kGenerate, R"({"phrase": "a", "greedy": false})").generate.guard.on());
   const Call batch =
       read_call(Endpoint::kComplete, R"({"texts": ["a", "b c"], "k": 2, "learn": true})");
   CHECK(batch.batch);
@@ -51,6 +63,10 @@ TEST_CASE("read_call: fields, ranges and the reason for a refusal", "[call]") {
         "400 invalid_request: missing field: phrase (or phrases)");
   CHECK(refusal(Endpoint::kGenerate, R"({"phrases": ["a"]})") ==
         "400 invalid_request: missing field: phrase");  // generate takes one phrase
+  CHECK(refusal(Endpoint::kGenerate, R"({"phrase": "a", "greedy": true, "top_k": 3})") ==
+        "400 invalid_request: greedy: not with top_k");
+  CHECK(refusal(Endpoint::kGenerate, R"({"phrase": "a", "no_repeat_ngram": 65})") ==
+        "400 invalid_request: no_repeat_ngram: must be from 0 to 64");
   CHECK(refusal(Endpoint::kPredict, R"({"phrase": "a", "phrases": ["b"]})") ==
         "400 invalid_request: give phrase or phrases, not both");
   CHECK(refusal(Endpoint::kPredict, R"({"phrases": ["a", 2]})") ==

@@ -45,6 +45,7 @@ TEST_CASE("generation is greedy at temperature 0 and repeatable with a seed", "[
   Predictor predictor(m);
   GenerateOptions o;
   o.max_words = 12;  // more than max_len: the context slides
+  o.guard = RepetitionGuard::off();
   const std::vector<int> greedy = generate(predictor, encoded(m, {1, 3}), o);
   // Greedy is the top-1 prediction of the growing window, step after step.
   Encoded text = encoded(m, {1, 3});
@@ -66,6 +67,7 @@ TEST_CASE("past max_len generation reads the window that moves once a sentence",
   Predictor predictor(m);
   GenerateOptions o;
   o.max_words = 200;
+  o.guard = RepetitionGuard::off();
   Encoded text = encode(m, "once upon a time , there was a little girl named lily .");
   const std::vector<int> greedy = generate(predictor, text, o);
   const size_t max_len = static_cast<size_t>(m.config.max_len);

@@ -6,13 +6,17 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "encoded_input.h"
 #include "format/file_bytes.h"
 #include "math/kernels.h"
 #include "math/layers.h"
+#include "predict/generate.h"
 #include "predict/predictor.h"
+#include "predict/ranking.h"
 #include "test_models.h"
 #include "train/ngram_memory.h"
 #include "transformer/adaptive_softmax.h"
@@ -184,6 +188,42 @@ TEST_CASE("Mixture: greedy's best word from an adaptive row is the whole row's",
       adaptive_log_probs_forward(logits.data(), z.data(), m, 1);
       row.reset(z);
       CHECK(mixed_argmax(m, context, row, true) == mixed_argmax(m, context, logits, true));
+    }
+  }
+}
+
+TEST_CASE("Mixture: greedy under the repetition guard takes the best word it allows",
+          "[memory][repetition]") {
+  // Greedy reads the mixture's best word without the whole row; when the
+  // guard bans it, the whole mixed row with the ban applied. By hand: the
+  // mixed row of a full pass, each word that followed the last one before
+  // banned (bigrams), the best word left.
+  for (const bool adaptive : {false, true}) {
+    const Model m = model_with_memory(3, adaptive ? 52 : 51, adaptive);
+    Predictor predictor(m);
+    GenerateOptions o;
+    o.max_words = 30;
+    o.guard = {.ngram = 2, .penalty = 0.0f, .window = 256};
+    const Encoded start = testing::encoded(m, {m.bos_id, 3});
+    const std::vector<int> guarded = generate(predictor, start, o);
+    o.guard = RepetitionGuard::off();
+    CHECK(generate(predictor, start, o) != guarded);
+    Predictor full(m);
+    Encoded text = start;
+    for (const int id : guarded) {
+      const std::vector<Encoded> one{growing_window(m, text)};
+      const std::span<const float> mixed = full.next_logits(std::span<const Encoded>(one));
+      std::vector<float> row(mixed.begin(), mixed.end());
+      for (size_t p = 0; p + 1 < text.ids.size(); ++p) {
+        if (text.ids[p] == text.ids.back()) {
+          row[static_cast<size_t>(text.ids[p + 1])] = -std::numeric_limits<float>::infinity();
+        }
+      }
+      std::vector<int> best;
+      rank_top(m, row.data(), 1, best);
+      CHECK(id == best[0]);
+      text.ids.push_back(id);
+      text.tokens.emplace_back(m.vocab.word(id));
     }
   }
 }
