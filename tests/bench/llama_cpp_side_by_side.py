@@ -148,6 +148,23 @@ def small(rng, count, scale=0.02):
     return w.floats_bytes([rng.gauss(0, scale) for _ in range(count)])
 
 
+def add_vocabulary(g, keys, pre=None):
+    """The tokenizer.ggml.* keys of a vocabulary file's `keys` into Gguf g,
+    its pre-tokenizer `pre` in place of the file's where given."""
+    g.add("tokenizer.ggml.model", w.STRING, keys["tokenizer.ggml.model"])
+    g.add("tokenizer.ggml.pre", w.STRING, pre or keys["tokenizer.ggml.pre"])
+    g.add_array("tokenizer.ggml.tokens", w.STRING, keys["tokenizer.ggml.tokens"])
+    g.add_array("tokenizer.ggml.token_type", w.I32, keys["tokenizer.ggml.token_type"])
+    for key, vtype in (("scores", w.F32), ("merges", w.STRING)):
+        if "tokenizer.ggml." + key in keys:
+            g.add_array("tokenizer.ggml." + key, vtype, keys["tokenizer.ggml." + key])
+    for key, vtype in (("bos_token_id", w.U32), ("eos_token_id", w.U32),
+                       ("unknown_token_id", w.U32), ("add_bos_token", w.BOOL),
+                       ("add_eos_token", w.BOOL)):
+        if "tokenizer.ggml." + key in keys:
+            g.add("tokenizer.ggml." + key, vtype, keys["tokenizer.ggml." + key])
+
+
 def write_big_model(path, name, vocab_dir, seed=1):
     """A random model of BIG[name] at path: its config in a dict."""
     arch, vocab_file, halves = BIG[name]
@@ -169,20 +186,7 @@ def write_big_model(path, name, vocab_dir, seed=1):
         g.add("llama.attention.layer_norm_rms_epsilon", w.F32, 1e-5)
     else:
         g.add("gpt2.attention.layer_norm_epsilon", w.F32, 1e-5)
-    g.add("tokenizer.ggml.model", w.STRING, keys["tokenizer.ggml.model"])
-    g.add("tokenizer.ggml.pre", w.STRING, keys["tokenizer.ggml.pre"])
-    g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
-    g.add_array("tokenizer.ggml.token_type", w.I32, keys["tokenizer.ggml.token_type"])
-    if "tokenizer.ggml.scores" in keys:
-        g.add_array("tokenizer.ggml.scores", w.F32, keys["tokenizer.ggml.scores"])
-    if "tokenizer.ggml.merges" in keys:
-        g.add_array("tokenizer.ggml.merges", w.STRING, keys["tokenizer.ggml.merges"])
-    for key in ("bos_token_id", "eos_token_id", "unknown_token_id"):
-        if "tokenizer.ggml." + key in keys:
-            g.add("tokenizer.ggml." + key, w.U32, keys["tokenizer.ggml." + key])
-    for key in ("add_bos_token", "add_eos_token"):
-        if "tokenizer.ggml." + key in keys:
-            g.add("tokenizer.ggml." + key, w.BOOL, keys["tokenizer.ggml." + key])
+    add_vocabulary(g, keys)
 
     def matrix(tensor, rows, row_length, high=0x3C, f16=False):
         if f16:

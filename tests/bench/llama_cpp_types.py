@@ -102,16 +102,7 @@ def write_model(path, arch, vocab_dir, kind, twin=False, seed=7):
         g.add(arch + ".rope.freq_base", w.F32, 10000.0 if arch == "llama" else 1000000.0)
         g.add(arch + ".rope.dimension_count", w.U32, hs)
         g.add(arch + ".attention.layer_norm_rms_epsilon", w.F32, 1e-6)
-    g.add("tokenizer.ggml.model", w.STRING, keys["tokenizer.ggml.model"])
-    g.add("tokenizer.ggml.pre", w.STRING, pre or keys["tokenizer.ggml.pre"])
-    g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
-    g.add_array("tokenizer.ggml.token_type", w.I32, keys["tokenizer.ggml.token_type"])
-    for key, vtype in (("scores", w.F32), ("merges", w.STRING)):
-        if "tokenizer.ggml." + key in keys:
-            g.add_array("tokenizer.ggml." + key, vtype, keys["tokenizer.ggml." + key])
-    for key in ("bos_token_id", "eos_token_id", "unknown_token_id"):
-        if "tokenizer.ggml." + key in keys:
-            g.add("tokenizer.ggml." + key, w.U32, keys["tokenizer.ggml." + key])
+    side.add_vocabulary(g, keys, pre)
     ggml_type, stored, held = w.TYPES[kind]
 
     def matrix(name, rows, row_length, high=0x3D):
