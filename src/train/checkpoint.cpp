@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
+#include <type_traits>
 
 #include "base/error.h"
 #include "base/file_output.h"
@@ -71,6 +73,32 @@ void visit_options(Options& o, Field field) {
   field("bf16", o.bf16);
 }
 
+// A JSON value read into `out`. Integers must be stored as integers within
+// the member's range: nlohmann's get<int> of 4e48 converts a double out of
+// range, which is undefined; a file is refused instead, naming the field.
+template <typename T>
+void read_field(const json& value, const std::string& file, const std::string& name, T& out) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const bool fits =
+        value.is_number_unsigned()
+            ? value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+            : value.is_number_integer() &&
+                  value.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                  (std::is_unsigned_v<T> ||
+                   value.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+    if (!fits) {
+      throw model_error(file, name,
+                        "must be an integer from " + std::to_string(std::numeric_limits<T>::min()) +
+                            " to " + std::to_string(std::numeric_limits<T>::max()) + ", got " +
+                            value.dump());
+    }
+    out = std::is_unsigned_v<T> ? static_cast<T>(value.get<uint64_t>())
+                                : static_cast<T>(value.get<int64_t>());
+  } else {
+    value.get_to(out);
+  }
+}
+
 json options_to_json(const TrainOptions& o) {
   json j;
   j["model"] = config_to_json(o.model);
@@ -81,7 +109,7 @@ json options_to_json(const TrainOptions& o) {
 TrainOptions options_from_json(const json& j, const std::string& file) {
   TrainOptions o;
   o.model = parse_config(j.at("model"), file);
-  visit_options(o, [&j](const char* name, auto& value) {
+  visit_options(o, [&j, &file](const char* name, auto& value) {
     // Checkpoints written by older versions lack the options added since:
     // theirs were the defaults (feed-forward biases trained, no teacher,
     // cosine, no start from a model, AdamW, GPT-2's initialization).
@@ -90,7 +118,7 @@ TrainOptions options_from_json(const json& j, const std::string& file) {
         "document_windows", "shuffle", "schedule",       "decay_fraction",       "init_from",
         "optimizer",        "muon_lr", "muon_momentum",  "zero_init_projections"};
     if (added.count(name) != 0 && !j.contains(name)) return;
-    j.at(name).get_to(value);
+    read_field(j.at(name), file, std::string("options.") + name, value);
   });
   return o;
 }
@@ -153,10 +181,17 @@ Checkpoint::Checkpoint(const std::string& dir) : file_(checkpoint_path(dir)) {
   try {
     record.options = options_from_json(json_.at("options"), file_);
     record.options.out_dir = dir;
-    record.step = json_.at("step").get<int>();
+    read_field(json_.at("step"), file_, "step", record.step);
     record.elapsed_seconds = json_.at("elapsed_seconds").get<double>();
-    record.corpus_bytes = json_.at("corpus_bytes").get<std::vector<int64_t>>();
-    record.ranks = json_.value("ranks", 1);  // written before data-parallel training: one process
+    record.corpus_bytes.clear();
+    if (!json_.at("corpus_bytes").is_array()) {
+      throw model_error(file_, "corpus_bytes", "must be an array of file sizes");
+    }
+    for (const json& size : json_.at("corpus_bytes")) {
+      read_field(size, file_, "corpus_bytes", record.corpus_bytes.emplace_back());
+    }
+    // Written before data-parallel training: one process.
+    if (json_.contains("ranks")) read_field(json_.at("ranks"), file_, "ranks", record.ranks);
     vocab = json_.at("vocab").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
     throw model_error(file_, "", std::string("not a valid checkpoint: ") + e.what());

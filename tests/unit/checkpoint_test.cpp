@@ -86,6 +86,35 @@ TEST_CASE("a missing or damaged checkpoint is refused, naming the file and field
   CHECK(model_error_of([&] { Checkpoint{o.out_dir}; }) ==
         file + ": format: not a nextword checkpoint of version 1");
 
+  // Integers that are not integers, or beyond their field's range: refused
+  // by name (4.4e48 into an int was a conversion the sanitizer flagged).
+  const std::string range = "must be an integer from -2147483648 to 2147483647, got ";
+  j = good;
+  j["step"] = 4.44444e48;
+  tmp.write("run/checkpoint.json", j.dump());
+  CHECK(model_error_of([&] { Checkpoint{o.out_dir}; }) ==
+        file + ": step: " + range + "4.44444e+48");
+  j = good;
+  j["options"]["batch"] = 2.5;
+  tmp.write("run/checkpoint.json", j.dump());
+  CHECK(model_error_of([&] { Checkpoint{o.out_dir}; }) ==
+        file + ": options.batch: " + range + "2.5");
+  j = good;
+  j["ranks"] = 4294967296LL;
+  tmp.write("run/checkpoint.json", j.dump());
+  CHECK(model_error_of([&] { Checkpoint{o.out_dir}; }) ==
+        file + ": ranks: " + range + "4294967296");
+  j = good;
+  j["options"]["seed"] = -1;
+  tmp.write("run/checkpoint.json", j.dump());
+  CHECK(model_error_of([&] { Checkpoint{o.out_dir}; }) ==
+        file + ": options.seed: must be an integer from 0 to 18446744073709551615, got -1");
+  j = good;
+  j["corpus_bytes"] = {1e30};
+  tmp.write("run/checkpoint.json", j.dump());
+  CHECK_THAT(model_error_of([&] { Checkpoint{o.out_dir}; }),
+             Catch::StartsWith(file + ": corpus_bytes: must be an integer from "));
+
   j = good;
   j.erase("elapsed_seconds");
   tmp.write("run/checkpoint.json", j.dump());
