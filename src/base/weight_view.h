@@ -7,7 +7,7 @@
 // row o, every projection); and a GGUF file's rows of words (the
 // embedding's and the classifier's [V, d], the math's own layout, whose
 // rows the embedding copies and the classifier's transposed product reads),
-// those two in float32, F16, BF16 or Q8_0 (base/weight_elements.h). The
+// those two in float32, F16, BF16 or ggml's blocks (base/weight_elements.h). The
 // products of prediction (math/row_products.h) read those elements and
 // widen them in registers, and the embedding widens the rows it copies:
 // nothing widened or copied at load (widening a large model at every start
@@ -33,8 +33,21 @@ class Widening {
 };
 
 // How a view's elements are stored in the file, when not as the floats:
-// float32, IEEE halves, bfloat16, ggml's Q8_0 (blocks of 32 int8 and a half).
-enum class WeightType : uint8_t { kF32, kF16, kBF16, kQ8_0 };
+// float32, IEEE halves, bfloat16, or one of ggml's quantized blocks
+// (base/quant_blocks.h, docs/blocks.md).
+enum class WeightType : uint8_t {
+  kF32,
+  kF16,
+  kBF16,
+  kQ8_0,
+  kQ4_0,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kQ4_K,
+  kQ5_K,
+  kQ6_K
+};
 
 class WeightView {
  public:

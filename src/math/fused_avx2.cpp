@@ -3,7 +3,7 @@
 // -mavx2 -mfma -mf16c (CMakeLists.txt); called only on a CPU that has them.
 #include <immintrin.h>
 
-#include "math/fused_kernels.h"
+#include "math/block_kernels.h"
 
 namespace nextword {
 namespace {
@@ -40,18 +40,6 @@ struct Avx2 {
   NEXTWORD_VECTOR_OP static V load(const Bf16* p, Mask m) {
     return from_bf16(masked_halves(reinterpret_cast<const uint16_t*>(p), m));
   }
-  // Eight Q8_0 elements of one block: q widened times the block's scale
-  // (exact, base/weight_elements.h). Masked, the eight bytes are read (they
-  // lie in the block) and lanes past the mask made +0.
-  NEXTWORD_VECTOR_OP static V load(Q8Rows p) {
-    const BlockQ8_0& b = p.blocks[p.at / kQ8Block];
-    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.q + p.at % kQ8Block));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)),
-                         _mm256_cvtph_ps(_mm_set1_epi16(static_cast<int16_t>(b.d))));
-  }
-  NEXTWORD_VECTOR_OP static V load(Q8Rows p, Mask m) {
-    return _mm256_and_ps(load(p), _mm256_castsi256_ps(m));
-  }
   // The mask's first n lanes as eight 16-bit lanes; the whole pairs of
   // halves among them by one masked 32-bit load (nothing past them read),
   // and an odd last half on its own.
@@ -73,6 +61,37 @@ struct Avx2 {
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
   NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  NEXTWORD_VECTOR_OP static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
+  NEXTWORD_VECTOR_OP static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  // The integers of ggml's blocks (math/block_kernels.h), eight lanes.
+  using VI = __m256i;
+  NEXTWORD_VECTOR_OP static VI bytes(const uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  NEXTWORD_VECTOR_OP static VI signed_bytes(const int8_t* p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  template <int N>
+  NEXTWORD_VECTOR_OP static VI srl(VI v) {
+    return _mm256_srli_epi32(v, N);
+  }
+  template <int N>
+  NEXTWORD_VECTOR_OP static VI sll(VI v) {
+    return _mm256_slli_epi32(v, N);
+  }
+  NEXTWORD_VECTOR_OP static VI and_(VI v, int mask) {
+    return _mm256_and_si256(v, _mm256_set1_epi32(mask));
+  }
+  NEXTWORD_VECTOR_OP static VI or_(VI a, VI b) { return _mm256_or_si256(a, b); }
+  NEXTWORD_VECTOR_OP static VI add(VI v, int c) {
+    return _mm256_add_epi32(v, _mm256_set1_epi32(c));
+  }
+  NEXTWORD_VECTOR_OP static V to_float(VI v) { return _mm256_cvtepi32_ps(v); }
+  NEXTWORD_VECTOR_OP static VI bit_lanes(uint32_t w) {
+    const VI bit = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(w)),
+                                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(bit, _mm256_set1_epi32(1));
+  }
   NEXTWORD_VECTOR_OP static float sum(V v) {
     const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
@@ -121,9 +140,9 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16
   fused_product_transposed<Avx2>(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
-void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
-                        float* C, int ldc) {
-  fused_product_transposed<Avx2>(M, N, K, A, lda, Q8Rows{B, 0}, ldb, C, ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B, float* C,
+                        int ldc) {
+  block_product_transposed<Avx2>(M, N, K, A, lda, B.type, B.rows, B.row_bytes, C, ldc);
 }
 
 }  // namespace avx2

@@ -2,14 +2,16 @@
 // products in 16-float vectors, six rows by 64 columns of C in registers.
 // Built with -mavx512f -mavx512bw -mavx512vl -mfma (CMakeLists.txt); called only on a CPU that has
 // them. GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_ps(), a
-// self-initialized variable that -Wmaybe-uninitialized reports wherever they are inlined (GCC bug
-// 105593, fixed in GCC 13): nothing here is uninitialized.
+// self-initialized variable that -Wmaybe-uninitialized (and, inlined deeper, -Wuninitialized)
+// reports wherever they are inlined (GCC bug 105593, fixed in GCC 13): nothing here is
+// uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
-#include "math/fused_kernels.h"
+#include "math/block_kernels.h"
 
 namespace nextword {
 namespace {
@@ -44,27 +46,41 @@ struct Avx512 {
   NEXTWORD_VECTOR_OP static V load(const Bf16* p, Mask m) {
     return from_bf16(_mm256_maskz_loadu_epi16(m, p));
   }
-  // Sixteen Q8_0 elements of one block: q widened times the block's scale
-  // (exact, base/weight_elements.h); masked, lanes past the mask are +0.
-  NEXTWORD_VECTOR_OP static V load(Q8Rows p) {
-    const BlockQ8_0& b = p.blocks[p.at / kQ8Block];
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q + p.at % kQ8Block));
-    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), scale(b));
-  }
-  NEXTWORD_VECTOR_OP static V load(Q8Rows p, Mask m) {
-    const BlockQ8_0& b = p.blocks[p.at / kQ8Block];
-    const __m128i q = _mm_maskz_loadu_epi8(m, b.q + p.at % kQ8Block);
-    return _mm512_maskz_mul_ps(m, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), scale(b));
-  }
   NEXTWORD_VECTOR_OP static V from_bf16(__m256i h) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  }
-  NEXTWORD_VECTOR_OP static V scale(const BlockQ8_0& b) {
-    return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<int16_t>(b.d)));
   }
   NEXTWORD_VECTOR_OP static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   NEXTWORD_VECTOR_OP static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
   NEXTWORD_VECTOR_OP static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  NEXTWORD_VECTOR_OP static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
+  NEXTWORD_VECTOR_OP static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  // The integers of ggml's blocks (math/block_kernels.h), sixteen lanes.
+  using VI = __m512i;
+  NEXTWORD_VECTOR_OP static VI bytes(const uint8_t* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  NEXTWORD_VECTOR_OP static VI signed_bytes(const int8_t* p) {
+    return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  template <int N>
+  NEXTWORD_VECTOR_OP static VI srl(VI v) {
+    return _mm512_srli_epi32(v, N);
+  }
+  template <int N>
+  NEXTWORD_VECTOR_OP static VI sll(VI v) {
+    return _mm512_slli_epi32(v, N);
+  }
+  NEXTWORD_VECTOR_OP static VI and_(VI v, int mask) {
+    return _mm512_and_si512(v, _mm512_set1_epi32(mask));
+  }
+  NEXTWORD_VECTOR_OP static VI or_(VI a, VI b) { return _mm512_or_si512(a, b); }
+  NEXTWORD_VECTOR_OP static VI add(VI v, int c) {
+    return _mm512_add_epi32(v, _mm512_set1_epi32(c));
+  }
+  NEXTWORD_VECTOR_OP static V to_float(VI v) { return _mm512_cvtepi32_ps(v); }
+  NEXTWORD_VECTOR_OP static VI bit_lanes(uint32_t w) {
+    return _mm512_maskz_set1_epi32(static_cast<__mmask16>(w), 1);
+  }
   NEXTWORD_VECTOR_OP static float sum(V v) {
     const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
     const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(v), high);
@@ -118,9 +134,9 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16
   fused_product_transposed<Avx512>(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
-void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
-                        float* C, int ldc) {
-  fused_product_transposed<Avx512>(M, N, K, A, lda, Q8Rows{B, 0}, ldb, C, ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B, float* C,
+                        int ldc) {
+  block_product_transposed<Avx512>(M, N, K, A, lda, B.type, B.rows, B.row_bytes, C, ldc);
 }
 
 }  // namespace avx512

@@ -8,10 +8,9 @@
 // zero, broadcast, load, store (whole or masked: a masked load reads
 // nothing past the mask and gives +0 there; B's loads read floats or IEEE
 // halves, const uint16_t*, and the transposed product's also bfloat16,
-// const Bf16*, and Q8_0 rows, Q8Rows below (whose masked load may read the
-// rest of its block, never past it), each widened exactly in registers
-// (base/weight_elements.h), so a product of them is the same bits as the
-// product of their floats), fma(a, b, c) = a b + c rounded once; sum(v),
+// const Bf16*, each widened exactly in registers (base/weight_elements.h),
+// so a product of them is the same bits as the product of their floats;
+// ggml's blocks are math/block_kernels.h's), fma(a, b, c) = a b + c rounded once; sum(v),
 // the lanes added halves first (lane l + lane l + kLanes/2, and so on down
 // to one), and sum4, four vectors' sums, the same additions, side by side;
 // kRows and width<R>(), the register block of product: R rows of C by
@@ -41,22 +40,6 @@ NEXTWORD_VECTOR_OP constexpr size_t offset(int row, int ld) {
   return static_cast<size_t>(row) * static_cast<size_t>(ld);
 }
 NEXTWORD_VECTOR_OP constexpr int smaller(int a, int b) { return a < b ? a : b; }
-
-// Q8_0 rows (ggml's blocks of 32) from element `at` on, where the
-// transposed product takes a pointer to B's elements: B + n is n elements
-// on. Its loads start at a multiple of kLanes, which divides 32 (rows
-// start at whole blocks), so a vector's elements lie in one block.
-struct Q8Rows {
-  const BlockQ8_0* blocks;
-  size_t at;
-};
-NEXTWORD_VECTOR_OP Q8Rows operator+(Q8Rows p, size_t n) { return {p.blocks, p.at + n}; }
-// B's bytes per 32 elements, for the stretches of rows that stay in cache.
-template <class T>
-NEXTWORD_VECTOR_OP constexpr size_t bytes_per_32(const T*) {
-  return 32 * sizeof(T);
-}
-NEXTWORD_VECTOR_OP constexpr size_t bytes_per_32(Q8Rows) { return sizeof(BlockQ8_0); }
 
 // Every sum of a register block at +0.
 template <class S, int R, int W>
@@ -255,19 +238,10 @@ template <class S, int RA, int RB, bool Masked, class P>
   }
 }
 
-// Rows [0, RA) of A by rows [0, RB) of B, RB 1 or a multiple of 4.
-template <class S, int RA, int RB, class P>
-[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_block(int K, const float* A, int lda, P B,
-                                                              int ldb, float* C, int ldc) {
-  using V = typename S::V;
-  constexpr int L = S::kLanes;
-  V acc[RA][RB];
-  zero_sums<S>(acc);
-  int k = 0;
-  for (; k + L <= K; k += L) {
-    nt_step<S, RA, RB, false>(acc, A + k, lda, B + k, ldb, S::first(L));
-  }
-  if (k < K) nt_step<S, RA, RB, true>(acc, A + k, lda, B + k, ldb, S::first(K - k));
+// C[r, s] = the sum of acc[r][s]'s lanes, for RB 1 or a multiple of 4
+// (sum4 adds as sum does, four vectors side by side).
+template <class S, int RA, int RB>
+NEXTWORD_VECTOR_OP void store_sums(typename S::V (&acc)[RA][RB], float* C, int ldc) {
 #pragma GCC unroll 16
   for (int r = 0; r < RA; ++r) {
     float* c = C + offset(r, ldc);
@@ -283,6 +257,22 @@ template <class S, int RA, int RB, class P>
   }
 }
 
+// Rows [0, RA) of A by rows [0, RB) of B, RB 1 or a multiple of 4.
+template <class S, int RA, int RB, class P>
+[[gnu::always_inline]] NEXTWORD_HOT_LOOP inline void nt_block(int K, const float* A, int lda, P B,
+                                                              int ldb, float* C, int ldc) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  V acc[RA][RB];
+  zero_sums<S>(acc);
+  int k = 0;
+  for (; k + L <= K; k += L) {
+    nt_step<S, RA, RB, false>(acc, A + k, lda, B + k, ldb, S::first(L));
+  }
+  if (k < K) nt_step<S, RA, RB, true>(acc, A + k, lda, B + k, ldb, S::first(K - k));
+  store_sums<S>(acc, C, ldc);
+}
+
 template <class S, int RA, class P>
 NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, P B, int ldb, float* C,
                                int ldc) {
@@ -293,16 +283,16 @@ NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, P B, int l
 }
 
 // B in stretches of about 128 KiB of its rows, each met by every row of A
-// while it is in cache. B is a pointer to its elements or Q8Rows.
+// while it is in cache.
 template <class S, class P>
-void fused_product_transposed(int M, int N, int K, const float* A, int lda, P B, int ldb, float* C,
-                              int ldc) {
+void fused_product_transposed(int M, int N, int K, const float* A, int lda, const P* B, int ldb,
+                              float* C, int ldc) {
   constexpr int RA = S::kDotRows;
-  const size_t row_bytes = bytes_per_32(B) * static_cast<size_t>(K > 0 ? K : 1) / 32;
+  const size_t row_bytes = sizeof(*B) * static_cast<size_t>(K > 0 ? K : 1);
   const int stretch = smaller(N, static_cast<int>(131072 / row_bytes) / 4 * 4 + 4);
   for (int j = 0; j < N; j += stretch) {
     const int n = smaller(stretch, N - j);
-    const P b = B + offset(j, ldb);
+    const P* b = B + offset(j, ldb);
     int i = 0;
     for (; i + RA <= M; i += RA) {
       nt_rows<S, RA>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);

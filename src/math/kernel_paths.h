@@ -49,7 +49,7 @@ float* kernel_scratch(size_t floats);
 
 // The fused families' products, as row_product and row_product_transposed
 // (math/row_products.h) describe them, B in floats or in IEEE halves, and
-// the transposed product's also in bfloat16 and Q8_0 rows.
+// the transposed product's also in bfloat16 and rows of ggml's blocks.
 namespace avx2 {
 void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc);
@@ -61,8 +61,8 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const uint
                         float* C, int ldc);
 void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
                         float* C, int ldc);
-void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
-                        float* C, int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B, float* C,
+                        int ldc);
 }  // namespace avx2
 namespace avx512 {
 void product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
@@ -75,8 +75,8 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const uint
                         float* C, int ldc);
 void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
                         float* C, int ldc);
-void product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B, int ldb,
-                        float* C, int ldc);
+void product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B, float* C,
+                        int ldc);
 }  // namespace avx512
 
 }  // namespace nextword

@@ -249,30 +249,29 @@ void plain_product_halves(int M, int N, int K, const float* A, int lda, const ui
   plain_product(M, N, K, A, lda, widened(K, N, B, ldb), N, C, ldc);
 }
 
-// The first n elements of row `row` of B (rows ld elements apart) as
-// floats at `to`, exactly (base/weight_elements.h); of Q8_0 rows, the whole
-// blocks that hold them.
+// The first n elements of row `row` of B (rows ld elements apart, or
+// row_bytes for blocks) as floats at `to`, exactly (base/weight_elements.h).
 void widen_row(const uint16_t* B, int ld, int row, int n, float* to) {
   f16_to_floats(reinterpret_cast<const char*>(B + area(row, ld)), static_cast<size_t>(n), to);
 }
 void widen_row(const Bf16* B, int ld, int row, int n, float* to) {
   bf16_to_floats(reinterpret_cast<const char*>(B + area(row, ld)), static_cast<size_t>(n), to);
 }
-void widen_row(const BlockQ8_0* B, int ld, int row, int n, float* to) {
-  const size_t blocks = (static_cast<size_t>(n) + kQ8Block - 1) / kQ8Block;
-  widen_elements(WeightType::kQ8_0, B + area(row, ld) / kQ8Block, blocks * kQ8Block, to);
+void widen_row(const BlockRows& B, int, int row, int n, float* to) {
+  widen_elements(B.type, static_cast<const char*>(B.rows) + area(row, 1) * B.row_bytes,
+                 static_cast<size_t>(n), to);
 }
 
-// C = A B^T of B's rows in halves, bfloat16 or Q8_0: a stretch of B's rows
+// C = A B^T of B's rows in halves, bfloat16 or blocks: a stretch of B's rows
 // at a time widened into this thread's scratch (so the whole of a large
 // classifier is never widened at once), each row of A then summed against
 // them as plain_product_transposed sums floats: each element is the same
 // dot product of the same floats, whatever the stretch.
-template <class T>
-void plain_product_transposed_of(int M, int N, int K, const float* A, int lda, const T* B, int ldb,
+template <class P>
+void plain_product_transposed_of(int M, int N, int K, const float* A, int lda, P B, int ldb,
                                  float* C, int ldc) {
-  const int width = (K + kQ8Block - 1) / kQ8Block * kQ8Block;  // room for a Q8_0 row's blocks
-  const int stretch = std::max(8, 16384 / std::max(width, 1));
+  const int width = std::max(K, 1);
+  const int stretch = std::max(8, 16384 / width);
   float* rows = kernel_scratch(area(std::min(stretch, N), width));
   for (int j = 0; j < N; j += stretch) {
     const int n = std::min(stretch, N - j);
@@ -283,7 +282,7 @@ void plain_product_transposed_of(int M, int N, int K, const float* A, int lda, c
   }
 }
 
-// Each family's products, for B in floats, halves, bfloat16 and Q8_0, in
+// Each family's products, for B in floats, halves, bfloat16 and blocks, in
 // KernelPath's order.
 template <class T>
 using Product = void(int, int, int, const float*, int, const T*, int, float*, int);
@@ -293,12 +292,17 @@ struct Products {
   Product<uint16_t>* nn_halves;
   Product<uint16_t>* nt_halves;
   Product<Bf16>* nt_bf16;
-  Product<BlockQ8_0>* nt_q8_0;
+  void (*nt_blocks)(int, int, int, const float*, int, const BlockRows&, float*, int);
 };
+
+void plain_product_transposed_blocks(int M, int N, int K, const float* A, int lda,
+                                     const BlockRows& B, float* C, int ldc) {
+  plain_product_transposed_of(M, N, K, A, lda, B, 0, C, ldc);
+}
 constexpr Products kFamilies[] = {
     {plain_product, plain_product_transposed, plain_product_halves,
-     plain_product_transposed_of<uint16_t>, plain_product_transposed_of<Bf16>,
-     plain_product_transposed_of<BlockQ8_0>},
+     plain_product_transposed_of<const uint16_t*>, plain_product_transposed_of<const Bf16*>,
+     plain_product_transposed_blocks},
     {avx2::product, avx2::product_transposed, avx2::product, avx2::product_transposed,
      avx2::product_transposed, avx2::product_transposed},
     {avx512::product, avx512::product_transposed, avx512::product, avx512::product_transposed,
@@ -336,9 +340,9 @@ void row_product_transposed(int M, int N, int K, const float* A, int lda, const 
   in_force().nt_bf16(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
-void row_product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B,
-                            int ldb, float* C, int ldc) {
-  in_force().nt_q8_0(M, N, K, A, lda, B, ldb, C, ldc);
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B,
+                            float* C, int ldc) {
+  in_force().nt_blocks(M, N, K, A, lda, B, C, ldc);
 }
 
 }  // namespace nextword

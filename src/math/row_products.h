@@ -46,15 +46,13 @@ void row_product(int M, int N, int K, const float* A, int lda, const uint16_t* B
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const uint16_t* B,
                             int ldb, float* C, int ldc);
 
-// The transposed product of B's rows in bfloat16 or in ggml's Q8_0 blocks
+// The transposed product of B's rows in bfloat16 or in ggml's blocks
 // (base/weight_elements.h: a GGUF file's projections, embedding and
 // classifier), widened exactly as they are read: the same bits as the
-// product of B widened to floats first, in every family. ldb counts
-// elements; for Q8_0 it is whole blocks (a multiple of 32), so that every
-// row starts at a block.
+// product of B widened to floats first, in every family. K is whole blocks.
 void row_product_transposed(int M, int N, int K, const float* A, int lda, const Bf16* B, int ldb,
                             float* C, int ldc);
-void row_product_transposed(int M, int N, int K, const float* A, int lda, const BlockQ8_0* B,
-                            int ldb, float* C, int ldc);
+void row_product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B,
+                            float* C, int ldc);
 
 }  // namespace nextword

@@ -56,17 +56,20 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, uint16_t>) {
         if (!transpose_B) return row_product(m, n, K, a, lda, b + column, ldb, c, ldc);
       }
-      // Column j of C is row j of B: ldb elements, or ldb / 32 Q8_0 blocks.
-      const size_t per_row =
-          std::is_same_v<T, BlockQ8_0> ? static_cast<size_t>(ldb) / 32 : static_cast<size_t>(ldb);
-      row_product_transposed(m, n, K, a, lda, b + area(column, 1) * per_row, ldb, c, ldc);
+      // Column j of C is row j of B.
+      row_product_transposed(m, n, K, a, lda, b + area(column, ldb), ldb, c, ldc);
     };
     if (floats != nullptr) return product(floats);
     switch (type) {
       case WeightType::kF32: return product(static_cast<const float*>(elements));
       case WeightType::kF16: return product(static_cast<const uint16_t*>(elements));
       case WeightType::kBF16: return product(static_cast<const Bf16*>(elements));
-      case WeightType::kQ8_0: return product(static_cast<const BlockQ8_0*>(elements));
+      default: {
+        const size_t row_bytes = element_bytes(type, static_cast<size_t>(ldb));
+        const BlockRows rows{type, static_cast<const char*>(elements) + area(column, 1) * row_bytes,
+                             row_bytes};
+        return row_product_transposed(m, n, K, a, lda, rows, c, ldc);
+      }
     }
   };
   const double work = static_cast<double>(M) * N * K;

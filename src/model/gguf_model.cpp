@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "base/error.h"
+#include "base/quant_blocks.h"
 #include "format/file_bytes.h"
 #include "format/gguf.h"
 #include "model/gguf_architectures.h"
@@ -60,28 +63,44 @@ std::map<std::string, Place> places(const GgufArchitecture& a, int n_layers) {
   return by_ours;
 }
 
-// The element type a tensor is read as: F32, F16, BF16 or Q8_0 (whose rows
-// the container checked are whole blocks of 32), every tensor in place.
+// The element type a tensor is read as: F32, F16, BF16 or one of ggml's
+// blocks (whose rows the container checked are whole blocks), every tensor
+// in place; a block type's scales checked finite.
 WeightType read_type(const GgufFile& g, const GgufTensor& t, const std::string& field) {
-  const auto type = static_cast<GgmlType>(t.type);
-  const WeightType read = type == GgmlType::kF16    ? WeightType::kF16
-                          : type == GgmlType::kBF16 ? WeightType::kBF16
-                          : type == GgmlType::kQ8_0 ? WeightType::kQ8_0
-                                                    : WeightType::kF32;
-  if (read == WeightType::kF32 && type != GgmlType::kF32) {
+  static const std::pair<GgmlType, WeightType> kRead[] = {
+      {GgmlType::kF32, WeightType::kF32},   {GgmlType::kF16, WeightType::kF16},
+      {GgmlType::kBF16, WeightType::kBF16}, {GgmlType::kQ8_0, WeightType::kQ8_0},
+      {GgmlType::kQ4_0, WeightType::kQ4_0}, {GgmlType::kQ4_1, WeightType::kQ4_1},
+      {GgmlType::kQ5_0, WeightType::kQ5_0}, {GgmlType::kQ5_1, WeightType::kQ5_1},
+      {GgmlType::kQ4_K, WeightType::kQ4_K}, {GgmlType::kQ5_K, WeightType::kQ5_K},
+      {GgmlType::kQ6_K, WeightType::kQ6_K}};
+  const auto* read = std::find_if(std::begin(kRead), std::end(kRead), [&](const auto& r) {
+    return static_cast<uint32_t>(r.first) == t.type;
+  });
+  if (read == std::end(kRead)) {
     throw model_error(g.path(), field,
                       std::string("type ") + ggml_type_info(t.type).name +
-                          " is not read here (F32, F16, BF16 and Q8_0 tensors)");
+                          " is not read here (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
+                          "Q4_K, Q5_K and Q6_K tensors)");
   }
   // Each element where its type needs it (a general.alignment of 1 or 2
-  // may leave a float at an odd address; a Q8_0 block's scale is a half).
-  const size_t element = read == WeightType::kF32 ? 4 : 2;
+  // may leave a float at an odd address; a block's scales are halves).
+  const size_t element = read->second == WeightType::kF32 ? 4 : 2;
   if (reinterpret_cast<uintptr_t>(t.data) % element != 0) {
     throw model_error(g.path(), field,
                       "its data is not aligned to " + std::to_string(element) +
                           " bytes (general.alignment " + std::to_string(g.alignment()) + ")");
   }
-  return read;
+  if (is_block_type(read->second)) {
+    const auto blocks = static_cast<size_t>(t.bytes / block_shape(read->second).bytes);
+    const auto* bytes = reinterpret_cast<const char*>(t.data);
+    if (const size_t bad = first_non_finite_block(read->second, bytes, blocks); bad < blocks) {
+      throw model_error(g.path(), field,
+                        "block " + std::to_string(bad) + " (of " + std::to_string(blocks) +
+                            ") has a scale that is not finite");
+    }
+  }
+  return read->second;
 }
 
 // Where a share of a fused tensor starts: `first` rows in (a matrix), or

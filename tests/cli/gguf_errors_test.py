@@ -22,9 +22,9 @@ TOKENS = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + ["\u2
 
 
 def llama(drop_key=None, keys=None, drop_tensor=None, dims=None, types=None, tokens=TOKENS,
-          arch="llama", alignment=32, name="", d=D, ff=FF, matrices=w.F32_TYPE):
+          arch="llama", alignment=32, name="", d=D, ff=FF, matrices=w.F32_TYPE, raw=None):
     """A 1-layer llama GGUF file, its matrices in `matrices`; keys/dims/types
-    override by name."""
+    override by name, and raw gives a tensor's bytes."""
     g = w.Gguf(alignment=alignment)
     if alignment != 32:
         g.add("general.alignment", w.U32, alignment)
@@ -56,13 +56,24 @@ def llama(drop_key=None, keys=None, drop_tensor=None, dims=None, types=None, tok
         for x in shape:
             n *= x
         ggml_type = (types or {}).get(name, matrices if len(shape) == 2 else w.F32_TYPE)
-        if ggml_type in names and (ggml_type != w.Q8_0_TYPE or shape[0] % 32 == 0):
+        if name in (raw or {}):
+            data = raw[name]
+        elif ggml_type in names and shape[0] % w.BLOCK_VALUES[names[ggml_type]] == 0:
             data = w.TYPES[names[ggml_type]][1]([0.01] * n)
         else:  # bytes of a type not written here, or rows the reader refuses
             data = bytes(n * 8)
         g.tensor(name, shape, ggml_type, data)
     data = g.bytes()
     return data if alignment == 32 else (data, g.data_start)
+
+
+def infinite_scale(name, n, block, at):
+    """n values of blocks of `name` whose block `block` has an infinite F16
+    at byte `at` (a scale or a minimum)."""
+    data = bytearray(w.TYPES[name][1]([0.01] * n))
+    size = len(data) // (n // w.BLOCK_VALUES[name])
+    data[block * size + at:block * size + at + 2] = b"\x00\x7c"
+    return bytes(data)
 
 
 def misaligned(alignment=2, matrices=w.F32_TYPE, d=D):
@@ -100,8 +111,9 @@ class GgufErrors(unittest.TestCase):
         for name, (matrices, _, _) in w.TYPES.items():
             with self.subTest(matrices=name):
                 path = os.path.join(self.tmp.name, "good.gguf")
+                d = 256 if name.endswith("_K") else 32  # rows of whole blocks
                 with open(path, "wb") as f:
-                    f.write(llama(matrices=matrices, d=32, ff=64,
+                    f.write(llama(matrices=matrices, d=d, ff=2 * d,
                                   keys={"general.quantization_version": 2}))
                 r = run("predict", "--model", path, "-k", "2", "a")
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -129,8 +141,19 @@ class GgufErrors(unittest.TestCase):
                    types={"blk.0.attn_q.weight": w.Q8_0_TYPE}),
              "tensors.blk.0.attn_q.weight: shape [32,8], the hyperparameters give [8,8]"),
             (llama(types={"token_embd.weight": 28}),
-             "tensors.token_embd.weight: type F64 is not read here (F32, F16, BF16 and Q8_0 "
-             "tensors)"),
+             "tensors.token_embd.weight: type F64 is not read here (F32, F16, BF16, Q8_0, Q4_0, "
+             "Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K tensors)"),
+            (llama(d=256, ff=512, types={"blk.0.ffn_up.weight": 10}),
+             "tensors.blk.0.ffn_up.weight: type Q2_K is not read here (F32, F16, BF16, Q8_0, "
+             "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K tensors)"),
+            (llama(d=32, ff=64, types={"blk.0.attn_q.weight": w.TYPES["Q4_K"][0]}),
+             "tensors.blk.0.attn_q.weight: rows of 32 elements are not whole Q4_K blocks of 256"),
+            (llama(d=32, ff=64, matrices=w.TYPES["Q4_1"][0],
+                   raw={"blk.0.ffn_gate.weight": infinite_scale("Q4_1", 32 * 64, 5, 2)}),
+             "tensors.blk.0.ffn_gate.weight: block 5 (of 64) has a scale that is not finite"),
+            (llama(d=256, ff=512, matrices=w.TYPES["Q6_K"][0],
+                   raw={"blk.0.ffn_down.weight": infinite_scale("Q6_K", 512 * 256, 0, 208)}),
+             "tensors.blk.0.ffn_down.weight: block 0 (of 512) has a scale that is not finite"),
             (llama(types={"blk.0.ffn_down.weight": w.Q8_0_TYPE}),
              "tensors.blk.0.ffn_down.weight: rows of 16 elements are not whole Q8_0 blocks of "
              "32"),

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes fuzz_gguf's seed files with the tests' own GGUF writer
 (tests/reference/gguf_writer.py): a tiny llama model in F32, the same with
-F16 projections, a wider one with every matrix (the embedding too) in BF16
-and one in Q8_0, a file of every value type, a vocabulary alone, and a
-tiny GPT-2 with a byte-level BPE.
+F16 projections, a wider one with every matrix (the embedding too) in BF16,
+one in Q8_0 and one in Q4_0 (its embedding Q5_1), a file of every value
+type and of a tensor of each block type, a vocabulary alone, and a tiny
+GPT-2 with a byte-level BPE.
 
     python3 tests/fuzz/make_gguf_seeds.py tests/fuzz/corpus/fuzz_gguf
 """
@@ -120,6 +121,10 @@ def every_type():
     g.add("general.alignment", w.U32, 64)
     g.alignment = 64
     g.tensor("t", [32, 2], w.Q8_0_TYPE, bytes(68))
+    # A tensor of each of ggml's other blocks: rows of one block, zero bytes.
+    for name in ("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"):
+        ggml_type, values, size = w.ggml_blocks.BLOCKS[name]
+        g.tensor("t_" + name.lower(), [values, 2], ggml_type, bytes(2 * size))
     return g.bytes()
 
 
@@ -136,6 +141,7 @@ def main():
     for name, data in (("llama_f32", model("F32")), ("llama_f16", model("F16")),
                        ("llama_bf16", model("BF16", 32, 64, "BF16")),
                        ("llama_q8_0", model("Q8_0", 32, 64, "Q8_0")),
+                       ("llama_q4_0", model("Q4_0", 32, 64, "Q5_1")),
                        ("every_type", every_type()), ("vocabulary_only", vocabulary_only()),
                        ("gpt2_bpe", gpt2())):
         with open(os.path.join(out, name), "wb") as f:

@@ -172,3 +172,106 @@ def random_blocks(name, rng, count, scale=0.01):
             struct.pack_into("<e", block, at, rng.uniform(0.25, 1.0) * s)
         out += bytes(block)
     return out
+
+
+# ---- Writing blocks: the tests' own quantizer (plain rounding, not
+# llama.cpp's search for the best scales), the inverse of the readings
+# above, so that values(name, quantize(name, xs)) is xs to within half a
+# step of each block.
+
+def _half_of(x):
+    """x rounded to an F16, as a float."""
+    return struct.unpack("<e", struct.pack("<e", x))[0]
+
+
+def _q(x, step, offset, top):
+    return 0 if step == 0 else max(0, min(top, int(round(x / step)) + offset))
+
+
+def _pack_nibbles(q):
+    return bytes(q[j] & 0xF | (q[j + 16] & 0xF) << 4 for j in range(16))
+
+
+def _pack_fifth_bits(q):
+    return struct.pack("<I", sum(((v >> 4) & 1) << j for j, v in enumerate(q)))
+
+
+def _block32(name, xs):
+    lo, hi = min(xs), max(xs)
+    if name in ("Q4_1", "Q5_1"):
+        top = 15 if name == "Q4_1" else 31
+        d, m = _half_of((hi - lo) / top), _half_of(lo)
+        q = [_q(x - m, d, 0, top) for x in xs]
+        head = struct.pack("<ee", d, m)
+    else:
+        amax = max(abs(lo), abs(hi))
+        half_range = {"Q4_0": 8, "Q5_0": 16, "Q8_0": 127}[name]
+        d = _half_of(amax / half_range)
+        if name == "Q8_0":
+            return struct.pack("<e", d) + struct.pack("<32b", *[_q(x, d, 127, 254) - 127
+                                                                for x in xs])
+        q = [_q(x, d, half_range, 2 * half_range - 1) for x in xs]
+        head = struct.pack("<e", d)
+    fifth = _pack_fifth_bits(q) if name in ("Q5_0", "Q5_1") else b""
+    return head + fifth + _pack_nibbles(q)
+
+
+def _pack_k_scales(sc, mn):
+    out = bytearray(12)
+    for j in range(4):
+        out[j] = sc[j] & 63 | (sc[j + 4] >> 4) << 6
+        out[j + 4] = mn[j] & 63 | (mn[j + 4] >> 4) << 6
+        out[j + 8] = sc[j + 4] & 0xF | (mn[j + 4] & 0xF) << 4
+    return bytes(out)
+
+
+def _block_k(name, xs):
+    top = 15 if name == "Q4_K" else 31
+    subs = [xs[32 * s:32 * s + 32] for s in range(8)]
+    mins = [max(0.0, -min(sub)) for sub in subs]
+    steps = [(max(sub) + m) / top for sub, m in zip(subs, mins)]
+    d, dmin = _half_of(max(steps) / 63), _half_of(max(mins) / 63)
+    sc = [_q(s, d, 0, 63) for s in steps]
+    mn = [_q(m, dmin, 0, 63) for m in mins]
+    q = []
+    for s, sub in enumerate(subs):
+        q += [_q(x + dmin * mn[s], d * sc[s], 0, top) for x in sub]
+    qs = bytearray(128)
+    for r in range(4):
+        for l in range(32):
+            qs[32 * r + l] = q[64 * r + l] & 0xF | (q[64 * r + 32 + l] & 0xF) << 4
+    head = struct.pack("<ee", d, dmin) + _pack_k_scales(sc, mn)
+    if name == "Q4_K":
+        return head + bytes(qs)
+    qh = bytes(sum(((q[32 * s + l] >> 4) & 1) << s for s in range(8)) for l in range(32))
+    return head + qh + bytes(qs)
+
+
+def _block_q6_k(xs):
+    groups = [xs[16 * i:16 * i + 16] for i in range(16)]
+    amaxes = [max(abs(x) for x in g) / 31 for g in groups]
+    d = _half_of(max(amaxes) / 127)
+    sc = [max(-128, min(127, int(round(a / d)))) if d else 0 for a in amaxes]
+    q = [_q(x, d * sc[i // 16], 32, 63) for i, x in enumerate(xs)]
+    ql, qh = bytearray(128), bytearray(64)
+    for h in range(2):
+        for j in range(4):
+            for l in range(32):
+                v = q[128 * h + 32 * j + l]
+                at = 64 * h + l + (32 if j % 2 else 0)
+                ql[at] |= (v & 0xF) << (4 if j >= 2 else 0)
+                qh[32 * h + l] |= (v >> 4) << (2 * j)
+    return bytes(ql) + bytes(qh) + struct.pack("<16b", *sc) + struct.pack("<e", d)
+
+
+def quantize(name, xs):
+    """`xs` (whole blocks of values) as blocks of type `name`."""
+    _, count, _ = BLOCKS[name]
+    if len(xs) % count:
+        raise ValueError("%s rows are whole blocks of %d values, not %d" % (name, count, len(xs)))
+    out = b""
+    for at in range(0, len(xs), count):
+        block = xs[at:at + count]
+        out += (_block32(name, block) if count == 32 else
+                _block_q6_k(block) if name == "Q6_K" else _block_k(name, block))
+    return out

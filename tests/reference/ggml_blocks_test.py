@@ -66,6 +66,33 @@ class WorkedBlocks(unittest.TestCase):
         self.assertEqual((v[0], v[64], v[1]), (-3.75, 8.0, 24.0))
 
 
+class Quantize(unittest.TestCase):
+    def test_values_of_the_blocks_written_are_the_values_to_a_step(self):
+        rng = random.Random(7)
+        for name, (_, count, _) in gb.BLOCKS.items():
+            for spread in (0.3, 4.0):
+                xs = [rng.gauss(0.1, spread) for _ in range(3 * count)]
+                data = gb.quantize(name, xs)
+                back = gb.values(name, data)
+                self.assertEqual(len(back), len(xs))
+                for at in range(0, len(xs), count):
+                    block = xs[at:at + count]
+                    # A step: the block's range over its quants' range (the
+                    # symmetric types: its largest magnitude over half of it;
+                    # the K-quants: the 6-bit sub-scales' rounding on top).
+                    amax = max(abs(x) for x in block)
+                    symmetric = {"Q4_0": 8, "Q5_0": 16, "Q8_0": 127}
+                    levels = {"Q4_1": 15, "Q5_1": 31, "Q4_K": 15, "Q5_K": 31, "Q6_K": 63}
+                    bound = (amax / symmetric[name] if name in symmetric else
+                             (max(block) - min(block)) / levels[name] *
+                             (2.5 if name.endswith("_K") else 0.5))
+                    bound = bound * 1.01 + amax * 2 ** -10  # F16 scales' rounding
+                    for x, y in zip(block, back[at:at + count]):
+                        self.assertLessEqual(abs(x - y), bound, (name, x, y))
+        with self.assertRaises(ValueError):
+            gb.quantize("Q4_K", [0.0] * 32)
+
+
 class Layouts(unittest.TestCase):
     def test_sizes_are_the_fields(self):
         fields = {"Q4_0": 2 + 16, "Q4_1": 4 + 16, "Q5_0": 2 + 4 + 16, "Q5_1": 4 + 4 + 16,

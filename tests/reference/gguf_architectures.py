@@ -14,7 +14,7 @@ models written by the tests' own GGUF writer (gguf_writer.py), run by
          K's, V's) with one bias, biases on every projection, an output
          tensor of its own.
 
-Matrices in F32, F16, BF16 or Q8_0 (the reference computes with the values
+Matrices in F32, F16, BF16, Q8_0 or ggml's other blocks (the reference computes with the values
 the file holds). Norm-wise relative error <= 1e-4 on every position's attention and the
 listed next pieces' logits and probabilities.
 
@@ -62,7 +62,7 @@ BPE_MERGES = ["\u0120 t", "h e", "\u0120t he", "\u0120 c", "a t", "\u0120c at", 
 BPE_TOKENS = [BYTES[b] for b in range(256)] + [m.replace(" ", "") for m in BPE_MERGES] + \
     ["<|endoftext|>"]
 # (architecture, d, layers, heads, kv heads, ffn, tied, rope_freqs, the matrices' type:
-# gguf_writer.TYPES, Q8_0 where a row is whole blocks of 32, else F32)
+# gguf_writer.TYPES, where a row is whole blocks of it, else F32)
 MODELS = [("qwen2", 16, 2, 4, 2, 24, True, False, "F32"),
           ("qwen2", 24, 1, 2, 1, 32, False, False, "F16"),
           ("gpt2", 16, 2, 4, 4, 64, False, False, "F32"),
@@ -70,7 +70,11 @@ MODELS = [("qwen2", 16, 2, 4, 2, 24, True, False, "F32"),
           ("llama", 16, 2, 2, 1, 24, False, True, "F32"),
           ("qwen2", 32, 2, 4, 4, 48, False, True, "F32"),
           ("gpt2", 32, 2, 4, 4, 64, False, False, "Q8_0"),
-          ("qwen2", 64, 2, 4, 2, 96, True, False, "Q8_0")]
+          ("qwen2", 64, 2, 4, 2, 96, True, False, "Q8_0"),
+          ("gpt2", 32, 2, 4, 4, 64, False, False, "Q5_1"),
+          ("qwen2", 64, 2, 4, 2, 96, False, True, "Q4_0"),
+          ("qwen2", 256, 1, 4, 2, 256, True, False, "Q6_K"),
+          ("llama", 256, 1, 8, 2, 512, False, False, "Q4_K")]
 
 
 def model_file(path, seed, model, torch):
@@ -118,7 +122,8 @@ def model_file(path, seed, model, torch):
                       for _ in range(rows * row_length)]
         else:
             values = [rng.gauss(0, scale) for _ in range(rows * row_length)]
-        kind = matrices if rows > 1 and (matrices != "Q8_0" or row_length % 32 == 0) else "F32"
+        whole = row_length % w.BLOCK_VALUES[matrices] == 0
+        kind = matrices if rows > 1 and whole else "F32"
         ggml_type, stored, held = w.TYPES[kind]
         data = stored(values)
         values = held(data)  # what the file holds, as the reader widens it

@@ -2,13 +2,13 @@
 """GGUF models read in place against PyTorch: random llama models of several
 shapes (grouped-query attention, a classifier of their own or tied, rope
 bases, epsilons; tensors in F32, F16 projections, everything but the norms
-in BF16 as BF16 files hold it (one file with BF16 norms too), or in Q8_0 as
-llama-quantize writes it), written by the tests' own GGUF writer
-(gguf_writer.py, its own Q8_0 quantizer), run by `nextword attention
+in BF16 as BF16 files hold it (one file with BF16 norms too), in Q8_0 as
+llama-quantize writes it, or in ggml's other blocks, Q4_0 to Q6_K), written
+by the tests' own GGUF writer (gguf_writer.py, its own quantizers), run by `nextword attention
 --model FILE.gguf`, and compared with llama2.c's math written out in
 float64 (llama2c_parity.py's llama_forward: y = W x on the file's [out, in]
 rows, as GGUF holds them), on the weights the file holds (F16 and BF16
-values widened, Q8_0 ones dequantized: q d, exactly). Norm-wise relative
+values widened, blocks read by ggml_blocks.py, exactly). Norm-wise relative
 error <= 1e-4 on every position's attention and the listed next pieces'
 logits and probabilities.
 
@@ -47,7 +47,11 @@ SHAPES = [(16, 2, 4, 2, 24, True, 10000.0, 1e-5, F32),
           (16, 2, 4, 2, 24, True, 10000.0, 1e-5, BF16),
           (24, 2, 3, 1, 40, False, 500000.0, 1e-6, ("BF16", "BF16", "BF16")),
           (32, 2, 4, 2, 64, True, 10000.0, 1e-5, Q8_0),
-          (64, 2, 4, 1, 96, False, 1000.0, 1e-5, Q8_0)]
+          (64, 2, 4, 1, 96, False, 1000.0, 1e-5, Q8_0),
+          (32, 2, 4, 2, 64, True, 10000.0, 1e-5, ("Q4_0", "Q5_1", "F32")),
+          (64, 2, 4, 1, 96, False, 1000.0, 1e-5, ("Q5_0", "Q4_1", "F32")),
+          (256, 1, 4, 2, 512, False, 10000.0, 1e-5, ("Q4_K", "Q6_K", "F32")),
+          (256, 1, 8, 4, 256, True, 10000.0, 1e-5, ("Q5_K", "Q5_K", "F32"))]
 
 
 def model_file(path, seed, shape, torch):

@@ -9,11 +9,17 @@ the tests build: a file of typed metadata and tensors.
     g.tensor("output_norm.weight", [64], F32_TYPE, floats_bytes([1.0] * 64))
     data = g.bytes()
 
-Tensor types F32, F16, BF16 and Q8_0 (TYPES: each one's ggml number, its
-bytes of a list of floats, and the floats those bytes hold).
+Tensor types F32, F16, BF16, Q8_0 and ggml's other blocks (ggml_blocks.py)
+(TYPES: each one's ggml number, its bytes of a list of floats, and the
+floats those bytes hold).
 """
 import math
+import os
 import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ggml_blocks  # noqa: E402
 
 # Value types.
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
@@ -109,6 +115,14 @@ TYPES = {
     "BF16": (BF16_TYPE, bf16_bytes, bf16_values),
     "Q8_0": (Q8_0_TYPE, q8_0_bytes, q8_0_values),
 }
+# ggml's other blocks, by the tests' own reading and quantizer (ggml_blocks.py).
+for _name in ("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"):
+    TYPES[_name] = (ggml_blocks.BLOCKS[_name][0],
+                    lambda values, name=_name: ggml_blocks.quantize(name, values),
+                    lambda data, name=_name: ggml_blocks.values(name, data))
+# Values a block holds, by type name (1: a plain type).
+BLOCK_VALUES = {name: ggml_blocks.BLOCKS[name][1] if name in ggml_blocks.BLOCKS else 1
+                for name in TYPES}
 
 
 class Gguf:

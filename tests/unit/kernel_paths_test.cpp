@@ -168,20 +168,16 @@ TEST_CASE("every family's products of halves are the bits of the products of the
 }
 
 TEST_CASE(
-    "every family's transposed products of bfloat16 and Q8_0 rows are the bits of the "
+    "every family's transposed products of bfloat16 rows are the bits of the "
     "products of their floats",
     "[math]") {
-  // B's rows read in place, widened in registers (bfloat16: its bits shifted
-  // up; Q8_0: q times its block's scale, exact) or, in the plain family, a
-  // stretch of rows first: each element the same sum as with B widened
-  // before the product. K of every tail (a Q8_0 row is whole blocks, of
-  // which a product may read fewer), one Q8_0 block to many, rows of B
+  // B's rows read in place, widened in registers (its bits shifted up) or,
+  // in the plain family, a stretch of rows first: each element the same sum
+  // as with B widened before the product. K of every tail, rows of B
   // further apart than K, N past a stretch of rows, A of one row and of
-  // blocks of rows.
+  // blocks of rows. (ggml's blocks: block_products_test.cpp.)
   std::mt19937 rng(51);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int> int8(-128, 127);
-  std::uniform_int_distribution<int> scale_bits(0, 0x7bff);  // every finite half >= 0
   struct Shape {
     int M, N, K;
   };
@@ -191,6 +187,7 @@ TEST_CASE(
   for (const KernelPath path : available_kernel_paths()) {
     const KernelPathScope scope(path);
     for (const Shape& s : shapes) {
+      INFO(kernel_path_name(path) << ", M " << s.M << ", N " << s.N << ", K " << s.K);
       const int lda = s.K + 1, ldc = s.N + 1;
       std::vector<float> A(area(s.M, lda));
       for (float& x : A) x = normal(rng);
@@ -205,33 +202,12 @@ TEST_CASE(
                         : uint16_t{0x7fc0};
         Bf[i] = bf16_to_float(B[i].bits);
       }
-      // Q8_0 rows of whole blocks (K rounded up to them, every other shape
-      // a block more), of which the product reads K; random int8 and random
-      // scales, subnormal halves and the largest among them, negative every
-      // fourth block.
-      const int ldq = (s.K + 31) / 32 * 32 + 32 * (s.N % 2);
-      std::vector<BlockQ8_0> Q(area(s.N, ldq) / kQ8Block);
-      for (size_t b = 0; b < Q.size(); ++b) {
-        Q[b].d = static_cast<uint16_t>(scale_bits(rng) | (b % 4 == 3 ? 0x8000 : 0));
-        for (int8_t& q : Q[b].q) q = static_cast<int8_t>(int8(rng));
-      }
-      std::vector<float> Qf(area(s.N, ldq));
-      REQUIRE(widen_elements(WeightType::kQ8_0, Q.data(), Qf.size(), Qf.data()));
-      for (const bool q8_0 : {false, true}) {
-        INFO(kernel_path_name(path)
-             << (q8_0 ? ", Q8_0" : ", BF16") << ", M " << s.M << ", N " << s.N << ", K " << s.K);
-        std::vector<float> C(area(s.M, ldc), -7.0f), Cf = C;
-        if (q8_0) {
-          row_product_transposed(s.M, s.N, s.K, A.data(), lda, Q.data(), ldq, C.data(), ldc);
-          row_product_transposed(s.M, s.N, s.K, A.data(), lda, Qf.data(), ldq, Cf.data(), ldc);
-        } else {
-          row_product_transposed(s.M, s.N, s.K, A.data(), lda, B.data(), ldt, C.data(), ldc);
-          row_product_transposed(s.M, s.N, s.K, A.data(), lda, Bf.data(), ldt, Cf.data(), ldc);
-        }
-        REQUIRE(std::memcmp(C.data(), Cf.data(), C.size() * sizeof(float)) == 0);
-        CHECK(C[area(0, ldc) + static_cast<size_t>(s.N)] == -7.0f);  // nothing written past N
-        CHECK(std::isfinite(C[0]));                                  // written, nothing past K read
-      }
+      std::vector<float> C(area(s.M, ldc), -7.0f), Cf = C;
+      row_product_transposed(s.M, s.N, s.K, A.data(), lda, B.data(), ldt, C.data(), ldc);
+      row_product_transposed(s.M, s.N, s.K, A.data(), lda, Bf.data(), ldt, Cf.data(), ldc);
+      REQUIRE(std::memcmp(C.data(), Cf.data(), C.size() * sizeof(float)) == 0);
+      CHECK(C[area(0, ldc) + static_cast<size_t>(s.N)] == -7.0f);  // nothing written past N
+      CHECK(std::isfinite(C[0]));                                  // written, nothing past K read
     }
   }
 }

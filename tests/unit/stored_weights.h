@@ -49,4 +49,32 @@ inline std::vector<uint16_t> stored_as(WeightType type, const std::vector<float>
   return out;
 }
 
+// n values (whole blocks) of ggml's block `type` as random bytes whose F16
+// scales (and minimums) are random finite halves, subnormal to the
+// largest, of either sign: any such bytes are a valid block.
+template <class Rng>
+std::vector<uint16_t> random_blocks(WeightType type, size_t n, Rng& rng) {
+  const BlockShape shape = block_shape(type);
+  const size_t blocks = n / static_cast<size_t>(shape.values);
+  std::vector<uint16_t> out((blocks * static_cast<size_t>(shape.bytes) + 1) / 2);
+  auto* bytes = reinterpret_cast<unsigned char*>(out.data());
+  for (size_t i = 0; i < blocks * static_cast<size_t>(shape.bytes); ++i) {
+    bytes[i] = static_cast<unsigned char>(rng() & 0xFF);
+  }
+  // The halves each layout holds (base/quant_blocks.h).
+  const std::vector<int> halves =
+      type == WeightType::kQ6_K ? std::vector<int>{208}
+      : type == WeightType::kQ4_0 || type == WeightType::kQ5_0 || type == WeightType::kQ8_0
+          ? std::vector<int>{0}
+          : std::vector<int>{0, 2};
+  for (size_t b = 0; b < blocks; ++b) {
+    for (const int at : halves) {
+      const auto h = static_cast<uint16_t>(rng() % 0x7c00 | (rng() % 2 == 0 ? 0 : 0x8000));
+      std::memcpy(bytes + b * static_cast<size_t>(shape.bytes) + static_cast<size_t>(at), &h,
+                  sizeof h);
+    }
+  }
+  return out;
+}
+
 }  // namespace nextword::testing

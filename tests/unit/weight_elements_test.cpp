@@ -40,9 +40,20 @@ struct KernelPathScope : testing::KernelPathScope {
   ~KernelPathScope() { set_threading(Threading::kRows, 1); }
 };
 
+// x stored as `type`; of a block type other than Q8_0, random blocks of as
+// many values (the products are held to the bits of the values the blocks hold).
 std::vector<uint16_t> stored(WeightType type, const std::vector<float>& x) {
+  static std::mt19937 rng(54);
+  if (is_block_type(type) && type != WeightType::kQ8_0) {
+    return testing::random_blocks(type, x.size(), rng);
+  }
   return testing::stored_as(type, x);
 }
+
+// Every type a file's tensors are read in place as, but float32.
+const WeightType kStoredTypes[] = {
+    WeightType::kBF16, WeightType::kF16,  WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1,
+    WeightType::kQ5_0, WeightType::kQ5_1, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K};
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -81,10 +92,12 @@ TEST_CASE("BF16 and Q8_0 elements widen exactly", "[math]") {
   CHECK(element_bytes(WeightType::kBF16, 5) == 10);
 }
 
-TEST_CASE("weight_product and the embedding read BF16 and Q8_0 rows with the bits of their floats",
-          "[math]") {
+TEST_CASE(
+    "weight_product and the embedding read BF16, F16 and ggml's blocks with the bits of "
+    "their floats",
+    "[math]") {
   // A projection held as rows of outputs ([out, in]) and a classifier and
-  // embedding as rows of words ([V, d]), in BF16, F16 and Q8_0: every
+  // embedding as rows of words ([V, d]), in BF16, F16 and ggml's blocks: every
   // family's products of them, all rows at once, a row alone, a few rows
   // and over two threads, are the bits of the same rows widened to float32
   // and held as rows of outputs or words in float32 (F32 rows of outputs:
@@ -94,14 +107,15 @@ TEST_CASE("weight_product and the embedding read BF16 and Q8_0 rows with the bit
   struct Shape {
     int in, out;
   };
-  const Shape shapes[] = {{32, 8}, {64, 96}, {96, 33}, {256, 700}};
+  const Shape shapes[] = {{32, 8}, {64, 96}, {96, 33}, {256, 700}, {512, 37}};
   const int M = 70;
   for (const KernelPath path : available_kernel_paths()) {
     const KernelPathScope scope(path);
     for (const int threads : {1, 2}) {
       set_threading(Threading::kRows, threads);
-      for (const WeightType type : {WeightType::kBF16, WeightType::kF16, WeightType::kQ8_0}) {
+      for (const WeightType type : kStoredTypes) {
         for (const Shape& s : shapes) {
+          if (s.in % block_shape(type).values != 0) continue;
           INFO(kernel_path_name(path)
                << ", threads " << threads << ", type " << static_cast<int>(type) << ", in " << s.in
                << ", out " << s.out);
@@ -130,7 +144,8 @@ TEST_CASE("weight_product and the embedding read BF16 and Q8_0 rows with the bit
           CHECK(same_bits(classified(words, 0, M), classified(floats.data(), 0, M)));
           // The classifier of word rows sums as a projection of output rows does.
           CHECK(same_bits(classified(words, 0, M), all));
-          const std::vector<std::pair<int, int>> splits{{0, 1}, {7, 1}, {69, 1}, {3, 5}, {10, 60}};
+          const std::vector<std::pair<int, int>> splits{{0, 1},  {7, 1},  {69, 1}, {3, 5},
+                                                        {12, 3}, {30, 7}, {20, 9}, {10, 60}};
           for (const auto& [first, n] : splits) {
             INFO("rows " << first << " to " << first + n);
             const std::vector<float> part(
@@ -157,7 +172,7 @@ TEST_CASE("a single row's product shared by the threads by columns is the bits o
   // Generation multiplies one row at a time: past 2^21 multiply-adds the
   // threads share its columns (whole blocks of 64). Each element is still
   // its own chain of sums: the same bits as on one thread, for floats in the
-  // math's layout, and rows of outputs in F32, BF16, F16 and Q8_0; N not a
+  // math's layout, and rows of outputs in F32, BF16, F16 and ggml's blocks; N not a
   // multiple of 64.
   std::mt19937 rng(53);
   std::normal_distribution<float> normal(0.0f, 0.5f);
@@ -176,7 +191,7 @@ TEST_CASE("a single row's product shared by the threads by columns is the bits o
     };
     INFO(kernel_path_name(path));
     CHECK(same_bits(product(w.data(), 2), product(w.data(), 1)));
-    for (const WeightType type : {WeightType::kBF16, WeightType::kF16, WeightType::kQ8_0}) {
+    for (const WeightType type : kStoredTypes) {
       INFO("type " << static_cast<int>(type));
       const std::vector<uint16_t> rows = stored(type, x);
       const std::vector<float> floats = widened(type, rows, x.size());
