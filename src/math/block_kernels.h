@@ -257,8 +257,11 @@ template <class S, class D>
 void block_product_transposed(int M, int N, int K, const float* A, int lda, const char* B,
                               size_t row_bytes, float* C, int ldc) {
   constexpr int RA = S::kDotRows;
+  // About 128 KiB of B's rows at a time, as they are read: widened floats,
+  // or the blocks themselves.
+  const size_t read_bytes = M >= kWidenedRows ? sizeof(float) * offset(K, 1) : row_bytes;
   const int stretch =
-      smaller(N, static_cast<int>(131072 / (row_bytes > 0 ? row_bytes : 1)) / 4 * 4 + 4);
+      smaller(N, static_cast<int>(131072 / (read_bytes > 0 ? read_bytes : 1)) / 4 * 4 + 4);
   const int blocks = K / D::kValues;
   for (int j = 0; j < N; j += stretch) {
     const int n = smaller(stretch, N - j);
