@@ -21,11 +21,18 @@ std::span<const float> KVCache::extend(const Model& model, std::span<const int> 
   }
   const int d = c.d_model, L = c.n_layers, q = c.q_width(), k = c.k_width(), v = c.v_width();
   const int ld = c.qkv_width();
+  // Room for the positions the text has reached, doubled as it grows: a
+  // context of thousands of positions would otherwise take its whole cache
+  // (hundreds of MB for a real model) at the first word.
   K_.resize(static_cast<size_t>(L));
   V_.resize(static_cast<size_t>(L));
-  for (int l = 0; l < L; ++l) {
-    K_[static_cast<size_t>(l)].resize(area(c.max_len, k));
-    V_[static_cast<size_t>(l)].resize(area(c.max_len, v));
+  const size_t held = L > 0 && k > 0 ? K_[0].size() / static_cast<size_t>(k) : 0;
+  if (held < static_cast<size_t>(first + n)) {
+    const int rows = std::min(c.max_len, std::max({first + n, 2 * static_cast<int>(held), 64}));
+    for (int l = 0; l < L; ++l) {
+      K_[static_cast<size_t>(l)].resize(area(rows, k));
+      V_[static_cast<size_t>(l)].resize(area(rows, v));
+    }
   }
   reserve_layer(scratch_, c, n, 0, false);
   branch_.resize(area(n, d));

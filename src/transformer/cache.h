@@ -42,8 +42,9 @@ class KVCache {
 
  private:
   std::vector<int> ids_;
-  std::vector<std::vector<float>> K_, V_;  // [L][max_len, kv*d_k], [L][max_len, kv*d_v]
-  LayerActivations scratch_;               // the new rows' buffers, layer after layer
+  std::vector<std::vector<float>> K_,
+      V_;                     // [L][rows, kv*d_k], [L][rows, kv*d_v], rows grown as needed
+  LayerActivations scratch_;  // the new rows' buffers, layer after layer
   std::vector<float> branch_, Z_, logits_, scores_;
 };
 
