@@ -14,8 +14,9 @@
 // Beyond fused_kernels.h's, S gives an integer vector VI of kLanes 32-bit
 // lanes: bytes(p) (kLanes bytes zero-extended), signed_bytes(p),
 // srl<n>, sll<n>, and_(v, mask), or_(a, b), add(v, c), to_float(v),
-// bit_lanes(w) (lane i: bit i of w), and fmsub(a, b, c) = a b - c rounded
-// once, mul(a, b).
+// lanes_of_bits(w, x) (lane i: x where bit i of w is set, else 0), and fmsub(a, b, c) = a b - c
+// rounded once, mul(a, b); for the blocks' scales, half(h) (an F16's float) and scaled_bytes8(p, x,
+// out), scaled_signed_bytes8: out[i] = p[i] x, i < 8.
 #pragma once
 
 #include <cstring>
@@ -35,18 +36,22 @@ struct Q4_0Values {
   using Block = BlockQ4_0;
   static constexpr int kValues = kQ8Block;
   struct Header {
-    float d;
+    float d, offset;  // offset = -8 d
   };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {f16_to_float(b.d)}; }
+  NEXTWORD_VECTOR_OP static Header header(const Block& b) {
+    const float d = S::half(b.d);
+    return {d, -8.0f * d};
+  }
   // Value E's nibble: byte E's low one, or byte E - 16's high one.
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::VI nibbles(const uint8_t* qs) {
     const typename S::VI q = S::bytes(qs + E % 16);
     return E >= 16 ? S::template srl<4>(q) : S::and_(q, 0xF);
   }
+  // q d - 8 d in one rounding: (q - 8) d exactly, as q d and 8 d are.
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
-    return S::mul(S::to_float(S::add(nibbles<E>(b.qs), -8)), S::broadcast(h.d));
+    return S::fma(S::to_float(nibbles<E>(b.qs)), S::broadcast(h.d), S::broadcast(h.offset));
   }
 };
 
@@ -57,9 +62,7 @@ struct Q4_1Values {
   struct Header {
     float d, m;
   };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    return {f16_to_float(b.d), f16_to_float(b.m)};
-  }
+  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {S::half(b.d), S::half(b.m)}; }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
     const typename S::V q = S::to_float(Q4_0Values<S>::template nibbles<E>(b.qs));
@@ -70,8 +73,7 @@ struct Q4_1Values {
 // Q5_0 and Q5_1's q: the nibble and, 16 above it, bit E of the word qh.
 template <class S, int E>
 NEXTWORD_VECTOR_OP typename S::VI five_bits(const uint8_t* qs, uint32_t high) {
-  return S::or_(Q4_0Values<S>::template nibbles<E>(qs),
-                S::template sll<4>(S::bit_lanes(high >> E)));
+  return S::or_(Q4_0Values<S>::template nibbles<E>(qs), S::lanes_of_bits(high >> E, 16));
 }
 inline uint32_t word_of(const uint8_t* qh) {
   uint32_t w = 0;
@@ -84,15 +86,18 @@ struct Q5_0Values {
   using Block = BlockQ5_0;
   static constexpr int kValues = kQ8Block;
   struct Header {
-    float d;
+    float d, offset;  // offset = -16 d
     uint32_t high;
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    return {f16_to_float(b.d), word_of(b.qh)};
+    const float d = S::half(b.d);
+    return {d, -16.0f * d, word_of(b.qh)};
   }
+  // (q - 16) d in one rounding, exact, as Q4_0's.
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
-    return S::mul(S::to_float(S::add(five_bits<S, E>(b.qs, h.high), -16)), S::broadcast(h.d));
+    const typename S::V q = S::to_float(five_bits<S, E>(b.qs, h.high));
+    return S::fma(q, S::broadcast(h.d), S::broadcast(h.offset));
   }
 };
 
@@ -105,7 +110,7 @@ struct Q5_1Values {
     uint32_t high;
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    return {f16_to_float(b.d), f16_to_float(b.m), word_of(b.qh)};
+    return {S::half(b.d), S::half(b.m), word_of(b.qh)};
   }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
@@ -121,7 +126,7 @@ struct Q8_0Values {
   struct Header {
     float d;
   };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {f16_to_float(b.d)}; }
+  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {S::half(b.d)}; }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
     return S::mul(S::to_float(S::signed_bytes(b.q + E)), S::broadcast(h.d));
@@ -135,8 +140,20 @@ struct KValues {
   using Block = K;
   static constexpr int kValues = kSuperBlock;
   using Header = KFactors;
+  // quant_blocks.h's k_factors, eight at a time: the 12 bytes' 6-bit fields
+  // unpacked in three words (sub-blocks 0-3 in the low 6 bits of words 0
+  // and 1, 4-7 from word 2's nibbles and the top 2 bits of words 0 and 1),
+  // then widened and scaled in vectors.
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    return k_factors(b.d, b.dmin, b.scales);
+    uint32_t w[3];
+    std::memcpy(w, b.scales, sizeof w);
+    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+    const uint32_t scale[2] = {w[0] & kLow6, (w[2] & kLow4) | ((w[0] >> 6) & kLow2) << 4};
+    const uint32_t min[2] = {w[1] & kLow6, ((w[2] >> 4) & kLow4) | ((w[1] >> 6) & kLow2) << 4};
+    Header h;
+    S::scaled_bytes8(reinterpret_cast<const uint8_t*>(scale), S::half(b.d), h.d1);
+    S::scaled_bytes8(reinterpret_cast<const uint8_t*>(min), S::half(b.dmin), h.m1);
+    return h;
   }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
@@ -165,8 +182,9 @@ struct Q6_KValues {
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
     Header h;
-    const float d = f16_to_float(b.d);
-    for (int i = 0; i < 16; ++i) h.scale[i] = d * static_cast<float>(b.scales[i]);
+    const float d = S::half(b.d);
+    S::scaled_signed_bytes8(b.scales, d, h.scale);
+    S::scaled_signed_bytes8(b.scales + 8, d, h.scale + 8);
     return h;
   }
   template <int E>

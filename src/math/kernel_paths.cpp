@@ -32,7 +32,7 @@ bool runs_here(KernelPath path) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     case KernelPath::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma") && has_f16c();
   }
   return false;
 #else
