@@ -30,6 +30,7 @@
 #include "model/weights_file.h"
 #include "predict/generate.h"
 #include "predict/predictor.h"
+#include "predict/word_search.h"
 #include "text/running_text.h"
 
 namespace nextword::cli {
@@ -181,9 +182,30 @@ struct BenchCommand {
     }
     report["sgemm_peak_gflops"] = best_peak;
     report["runs"] = std::move(runs);
+    if (m.subword) report["word_search"] = word_search(m);
     report["keystrokes"] = keystrokes(m);
     write_line(format == "json" ? report.dump() : as_text(report));
     return 0;
+  }
+
+  // A subword model's whole next words (predict/word_search.h) after a
+  // phrase, as `predict` runs them: its partial words side by side, and one
+  // at a time as before, timed in turns.
+  json word_search(const Model& m) const {
+    const Encoded input = encode(m, "Once upon a time, there was a little", Unknowns::kAllow);
+    auto search = [&](bool side_by_side) {
+      Predictor predictor(m);
+      WordSearch options;
+      options.side_by_side = side_by_side;
+      (void)next_words(predictor, input, 10, options);
+    };
+    const auto times =
+        time_in_turns(seconds, 3, {{[&] { search(true); }}, {[&] { search(false); }}});
+    const double side = median(times[0]), alone = median(times[1]);
+    return {{"pieces", input.ids.size()},
+            {"side_by_side_ms", 1e3 * side},
+            {"one_at_a_time_ms", 1e3 * alone},
+            {"speedup", alone / side}};
   }
 
   // The latency of `complete` per keystroke, as its stdin stream sees them:
@@ -300,6 +322,14 @@ struct BenchCommand {
              num(get(run, "tokens_per_s"), 0, 12) + num(get(run, "gflops"), 1, 9) +
              num(get(run, "sgemm_peak_gflops"), 1, 8) +
              num(100 * get(run, "fraction_of_peak"), 1, 8) + "%\n";
+    }
+    if (r.contains("word_search")) {
+      const json& s = r["word_search"];
+      out += "\nword search  " + num(get(s, "side_by_side_ms"), 1) +
+             " ms median with a depth's partial words side by side, " +
+             num(get(s, "one_at_a_time_ms"), 1) +
+             " ms one at a time: " + num(get(s, "speedup"), 1) + "x, the 10 best words after " +
+             num(get(s, "pieces"), 0) + " pieces";
     }
     const json& k = r["keystrokes"];
     out += "\ncomplete     " + num(get(k, "median_ms"), 3) + " ms median per keystroke (p90 " +

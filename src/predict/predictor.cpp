@@ -217,6 +217,28 @@ std::span<const float> Predictor::next_logits(std::span<const Encoded> inputs) {
   return {state_.logits.data(), inputs.size() * static_cast<size_t>(model_.config.vocab_size)};
 }
 
+bool Predictor::start_branches(const Encoded& input) {
+  branches_.clear();
+  return extends_cache(input) && cache_.ids().size() == input.ids.size();
+}
+
+std::span<const float> Predictor::grow_branches(std::span<const int> parents,
+                                                std::span<const int> ids) {
+  const std::span<const float> logits = branches_.grow(model_, cache_, parents, ids);
+  tokens_run_ = static_cast<int>(ids.size());
+  if (!model_.memory || !mix_) return logits;
+  // The memory reads each continuation's whole text.
+  const auto V = static_cast<size_t>(model_.config.vocab_size);
+  mixed_.assign(logits.begin(), logits.end());
+  for (int b = 0; b < branches_.count(); ++b) {
+    ids_.assign(cache_.ids().begin(), cache_.ids().end());
+    const std::span<const int> tokens = branches_.tokens(b);
+    ids_.insert(ids_.end(), tokens.begin(), tokens.end());
+    mix_memory(model_, ids_, std::span<float>(mixed_).subspan(static_cast<size_t>(b) * V, V));
+  }
+  return mixed_;
+}
+
 void Predictor::run(std::span<const Encoded> inputs) {
   lengths_.clear();
   ids_.clear();

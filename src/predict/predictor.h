@@ -116,6 +116,19 @@ class Predictor {
   // holds input b's. Valid until the next call.
   std::span<const float> next_logits(std::span<const Encoded> inputs);
 
+  // Continuations of `input` grown side by side, a token each per step in
+  // one pass (the word search's partial words: transformer/cache.h's
+  // KVBranches). start_branches is called after next_logits(input); false
+  // when the cache does not hold the input (a model whose words see later
+  // words, or threading other than Threading::kRows), and the caller then
+  // runs each continuation through next_logits.
+  bool start_branches(const Encoded& input);
+  // Continuation b becomes continuation parents[b] of the last step followed
+  // by ids[b] (at the first step, `parents` is empty and it is the input
+  // followed by ids[b]). Row b ([b * V, (b + 1) * V)) is the same bits as
+  // next_logits(the input followed by its tokens). Valid until the next call.
+  std::span<const float> grow_branches(std::span<const int> parents, std::span<const int> ids);
+
   const Model& model() const { return model_; }
   // Whether the model's memory is mixed into the logits (the default), or
   // they stay the transformer's own (the inspection views).
@@ -148,7 +161,8 @@ class Predictor {
 
   const Model& model_;
   RunState state_;
-  KVCache cache_;  // of the inputs of next_logits(const Encoded&)
+  KVCache cache_;        // of the inputs of next_logits(const Encoded&)
+  KVBranches branches_;  // continuations of the cache's text
   int tokens_run_ = 0;
   std::span<const float> hidden_;
   std::vector<int> lengths_;

@@ -119,15 +119,26 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
     }
   }
   keep_best(beam, search.beam);
+  // Each depth's partial words side by side: beam entry b is entry
+  // parents[b] of the depth before followed by pieces[b].
+  const bool side_by_side = search.side_by_side && predictor.start_branches(path);
+  std::vector<int> parents, pieces;
+  for (const Partial& p : beam) pieces.push_back(p.ids.front());
   std::map<std::string, double> words;  // the word's text (its space kept) -> probability
   std::vector<Extension> longer;
   for (int depth = 1; depth <= search.max_pieces && !beam.empty(); ++depth) {
     longer.clear();
+    const std::span<const float> rows =
+        side_by_side ? predictor.grow_branches(parents, pieces) : std::span<const float>();
     for (size_t b = 0; b < beam.size(); ++b) {
       const Partial& p = beam[b];
-      path.ids.resize(base);
-      path.ids.insert(path.ids.end(), p.ids.begin(), p.ids.end());
-      logits = predictor.next_logits(path);
+      if (side_by_side) {
+        logits = rows.subspan(b * static_cast<size_t>(V), static_cast<size_t>(V));
+      } else {
+        path.ids.resize(base);
+        path.ids.insert(path.ids.end(), p.ids.begin(), p.ids.end());
+        logits = predictor.next_logits(path);
+      }
       z = log_normalizer(logits);
       // The word ends here with the probability that a word begins next.
       double ends = 0;
@@ -148,7 +159,11 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
     }
     keep_best(longer, search.beam);
     std::vector<Partial> kept;
+    parents.clear();
+    pieces.clear();
     for (const Extension& e : longer) {
+      parents.push_back(static_cast<int>(e.parent));
+      pieces.push_back(e.id);
       const Partial& parent = beam[e.parent];
       kept.push_back({parent.ids, parent.text + model.subword->text(e.id), e.log_p});
       kept.back().ids.push_back(e.id);

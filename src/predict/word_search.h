@@ -10,6 +10,11 @@
 // word's probability sums the spellings the beam reached, so it is a lower
 // bound on the true one, and exact when the beam held every partial word
 // of up to max_pieces pieces and no longer one has any probability.
+//
+// The partial words of one depth run through the model side by side, as
+// one batch that reads the weights once (Predictor::grow_branches), where
+// the predictor's key/value cache serves; else one at a time. Either way
+// the words and probabilities are the same bits.
 #pragma once
 
 #include <string>
@@ -23,6 +28,10 @@ namespace nextword {
 struct WordSearch {
   int beam = 16;       // partial words kept at each depth
   int max_pieces = 8;  // longest word, in pieces
+  // The partial words of a depth in one pass where the cache serves, or
+  // (false) each through Predictor::next_logits alone: the reference the
+  // batched search is tested against.
+  bool side_by_side = true;
 };
 
 // Which pieces of a subword model's vocabulary begin a word (by id).

@@ -1,6 +1,8 @@
 // Incremental inference: the keys and values of a text's tokens kept from
 // pass to pass, so that a text that grows by a word runs that word alone
-// through the model (generate, type, complete), as llama2.c's run state does.
+// through the model (generate, type, complete), as llama2.c's run state does;
+// and branches, several continuations of that text run side by side (the
+// word search's partial words, predict/word_search.h).
 //
 // A pass that extends the cache gives the same bits as a full pass over the
 // whole text (transformer.h under Threading::kRows): every product, norm and
@@ -41,11 +43,55 @@ class KVCache {
   }
 
  private:
+  friend class KVBranches;
+  // Sizes the keys and values for at least `positions` positions (grown by doubling).
+  void reserve(const Config& c, int positions);
+
   std::vector<int> ids_;
-  std::vector<std::vector<float>> K_,
-      V_;                     // [L][rows, kv*d_k], [L][rows, kv*d_v], rows grown as needed
+  // [L][rows, kv*d_k] and [L][rows, kv*d_v], rows grown as needed (reserve).
+  std::vector<std::vector<float>> K_, V_;
   LayerActivations scratch_;  // the new rows' buffers, layer after layer
   std::vector<float> branch_, Z_, logits_, scores_;
+};
+
+// Continuations of a KVCache's text (its trunk), each a token longer at
+// every step: a step runs the new token of every branch as one batch of
+// rows, so each projection and the classifier read the weights once for all
+// of them instead of once a branch. Each row attends to the trunk's keys
+// and values and to its own branch's tokens, never to another branch's, and
+// is the same bits as KVCache::extend of the trunk's text followed by its
+// branch's tokens, alone (math/row_products.h: no row depends on the rows
+// beside it).
+class KVBranches {
+ public:
+  // Drops every branch: the next grow() starts new ones at the trunk's end.
+  void clear() {
+    depth_ = 0;
+    count_ = 0;
+  }
+  // The new branches: branch b is branch parents[b] of the last step
+  // followed by ids[b] (at the first step after clear(), `parents` is empty
+  // and branch b is the trunk followed by ids[b]). Runs their new tokens and
+  // returns their next-token logits [B, V] (row b branch b's; valid until
+  // the next call). The trunk must be the one of the last step, unchanged,
+  // and its tokens with a branch's at most max_len; its keys and values past
+  // its tokens are overwritten.
+  std::span<const float> grow(const Model& model, KVCache& trunk, std::span<const int> parents,
+                              std::span<const int> ids);
+  // Tokens of each branch after the trunk's.
+  int depth() const { return depth_; }
+  int count() const { return count_; }
+  // Branch b's tokens after the trunk's.
+  std::span<const int> tokens(int b) const;
+
+ private:
+  // Branch b's keys (values) of layer l: rows [depth, width] at
+  // keys_[l] + b * depth * width; the last step's in old_*.
+  int depth_ = 0, count_ = 0;
+  std::vector<int> tokens_, old_tokens_;                                   // [count, depth]
+  std::vector<std::vector<float>> keys_, values_, old_keys_, old_values_;  // [L]
+  LayerActivations scratch_;
+  std::vector<float> branch_, logits_, scores_;
 };
 
 // Whether a model's passes can be extended (causal, with at least one layer

@@ -96,6 +96,20 @@ class Llama2c(unittest.TestCase):
         self.assertEqual(record["tokens"], ["\n<s>\n", " Once", " upon", " a"])
         self.assertEqual(record["predictions"][0]["word"], "time")
 
+    def test_bench_times_the_word_search_both_ways(self):
+        r = run("bench", "--model", self.models[1], "-b", "1", "-l", "4", "--seconds", "0.05",
+                "--no-json-loader", "-f", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        search = json.loads(r.stdout)["word_search"]
+        self.assertGreater(search["pieces"], 8)  # "Once upon a time, there was a little"
+        self.assertGreater(search["side_by_side_ms"], 0)
+        self.assertGreater(search["one_at_a_time_ms"], 0)
+        self.assertAlmostEqual(search["speedup"],
+                               search["one_at_a_time_ms"] / search["side_by_side_ms"])
+        text = run("bench", "--model", self.models[1], "-b", "1", "-l", "4", "--seconds", "0.05",
+                   "--no-json-loader").stdout
+        self.assertIn("ms one at a time", text)
+
     def test_complete_offers_whole_words_that_fit_what_is_typed(self):
         model = self.models[1]
         r = run("complete", "--model", model, "-f", "json", "-k", "4",

@@ -2,7 +2,9 @@
 // few words at a time, through the cache gives the same bits as a full pass
 // over the whole text, for every causal fixture model (each positional,
 // norm and activation of format v1), the default model and the one before it,
-// a model with grouped-query attention and two with QK-norm.
+// a model with grouped-query attention and two with QK-norm; and branches,
+// continuations of a text side by side, each row as that continuation's
+// full pass.
 #include "transformer/cache.h"
 
 #include <algorithm>
@@ -187,4 +189,70 @@ TEST_CASE("a growing text's window moves a sentence at a time past max_len", "[c
     full.predict(e, 1);
     CHECK(same_bits(got, full.logits()));
   }
+}
+
+TEST_CASE("branches grown side by side give each branch's full pass", "[cache]") {
+  const std::vector<Model> models = causal_models();
+  int checked = 0;
+  for (int threads : {1, 2}) {
+    set_threading(Threading::kRows, threads);
+    for (const Model& m : models) {
+      const int V = m.config.vocab_size;
+      // Three depths after a trunk of one token, and after one that leaves
+      // room for exactly three more.
+      for (const int trunk_length : {1, m.config.max_len - 3}) {
+        INFO(m.paths.weights << ", " << threads << " threads, trunk of " << trunk_length);
+        const std::vector<int> trunk_ids = text_of(m, trunk_length);
+        KVCache trunk;
+        trunk.extend(m, trunk_ids);
+        KVBranches branches;
+        branches.clear();
+        // Each step: the new branches' parents (none at the first) and tokens;
+        // two branches may hold the same tokens.
+        const std::vector<std::pair<std::vector<int>, std::vector<int>>> steps{
+            {{}, {2 % V, 5 % V, 5 % V}},
+            {{2, 0, 0, 1}, {3 % V, 1 % V, 4 % V, 3 % V}},
+            {{3, 1}, {6 % V, 0}}};
+        std::vector<std::vector<int>> texts(1);
+        for (const auto& [parents, ids] : steps) {
+          const std::span<const float> rows = branches.grow(m, trunk, parents, ids);
+          std::vector<std::vector<int>> grown;
+          for (size_t b = 0; b < ids.size(); ++b) {
+            grown.push_back(texts[parents.empty() ? 0 : static_cast<size_t>(parents[b])]);
+            grown.back().push_back(ids[b]);
+          }
+          texts = grown;
+          REQUIRE(rows.size() == ids.size() * static_cast<size_t>(V));
+          REQUIRE(branches.count() == static_cast<int>(ids.size()));
+          for (size_t b = 0; b < ids.size(); ++b) {
+            const std::span<const int> tokens = branches.tokens(static_cast<int>(b));
+            CHECK(std::vector<int>(tokens.begin(), tokens.end()) == texts[b]);
+            std::vector<int> whole = trunk_ids;
+            whole.insert(whole.end(), texts[b].begin(), texts[b].end());
+            Predictor full(m);
+            full.predict(encoded(m, whole), 1);
+            CHECK(same_bits(rows.subspan(b * static_cast<size_t>(V), static_cast<size_t>(V)),
+                            full.logits()));
+            ++checked;
+          }
+        }
+        CHECK(branches.depth() == 3);
+        // Without parents after the first step, or past the window: refused.
+        CHECK_THROWS_AS(branches.grow(m, trunk, {}, std::vector<int>{1}), std::logic_error);
+        if (trunk_length == m.config.max_len - 3) {
+          CHECK_THROWS_AS(branches.grow(m, trunk, std::vector<int>{0}, std::vector<int>{1}),
+                          std::logic_error);
+        }
+        // The branches wrote past the trunk's tokens: the trunk still grows as a full pass.
+        std::vector<int> longer = trunk_ids;
+        longer.push_back(1 % V);
+        const std::span<const float> got = trunk.extend(m, std::vector<int>{longer.back()});
+        Predictor full(m);
+        full.predict(encoded(m, longer), 1);
+        CHECK(same_bits(got, full.logits()));
+      }
+    }
+  }
+  set_threading(Threading::kRows, 1);
+  CHECK(checked > 400);
 }

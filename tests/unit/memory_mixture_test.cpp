@@ -262,3 +262,44 @@ TEST_CASE("exact_exp: e^x in double to 2 ulp over the range the normalizer uses"
   for (const float l : logits) sum += std::exp(static_cast<double>(l));
   CHECK(exact_log_sum_exp(logits.data(), 5) == Approx(std::log(sum)).epsilon(1e-15));
 }
+
+TEST_CASE("Mixture: continuations side by side mix as each alone", "[memory]") {
+  for (const bool adaptive : {false, true}) {
+    INFO((adaptive ? "adaptive softmax" : "full softmax"));
+    const Model m = model_with_memory(3, 5, adaptive);
+    const Encoded input = encode(m, "w3 w4 w5");
+    Predictor side(m);
+    side.next_logits(input);
+    REQUIRE(side.start_branches(input));
+    // Each continuation's row against next_logits of its whole text.
+    auto check_rows = [&](std::span<const float> rows,
+                          const std::vector<std::vector<int>>& continuations) {
+      const auto V = static_cast<size_t>(m.config.vocab_size);
+      REQUIRE(rows.size() == continuations.size() * V);
+      for (size_t b = 0; b < continuations.size(); ++b) {
+        Encoded whole = input;
+        whole.ids.insert(whole.ids.end(), continuations[b].begin(), continuations[b].end());
+        Predictor alone(m);
+        const std::span<const float> want = alone.next_logits(whole);
+        CHECK(std::vector<float>(rows.begin() + static_cast<long>(b * V),
+                                 rows.begin() + static_cast<long>((b + 1) * V)) ==
+              std::vector<float>(want.begin(), want.end()));
+      }
+    };
+    check_rows(side.grow_branches({}, std::vector<int>{7, 3, 9}), {{7}, {3}, {9}});
+    check_rows(side.grow_branches(std::vector<int>{2, 0}, std::vector<int>{4, 4}),
+               {{9, 4}, {7, 4}});
+    // Off, the transformer's own logits.
+    const MixingOff off(side, true);
+    side.next_logits(input);
+    REQUIRE(side.start_branches(input));
+    const std::span<const float> plain = side.grow_branches({}, std::vector<int>{7});
+    Predictor alone(m);
+    alone.set_mixing(false);
+    Encoded whole = input;
+    whole.ids.push_back(7);
+    const std::span<const float> want = alone.next_logits(whole);
+    CHECK(std::vector<float>(plain.begin(), plain.end()) ==
+          std::vector<float>(want.begin(), want.end()));
+  }
+}

@@ -1,6 +1,7 @@
 // predict/word_search.h: whole next words from a subword model, against a
 // brute-force enumeration of every spelling on a tiny model (8 pieces), and
-// as lower bounds when the beam is narrow.
+// as lower bounds when the beam is narrow; the partial words of a depth run
+// side by side give the same bits as run one at a time.
 #include "predict/word_search.h"
 
 #include <catch2/catch.hpp>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "base/threading.h"
 #include "encoded_input.h"
 #include "predict/word_scores.h"
 #include "test_models.h"
@@ -20,31 +22,39 @@ namespace {
 const std::vector<std::string> kPieces = {"<unk>", "\n<s>\n", "\n</s>\n", " a",
                                           " b",    "c",       "d",        ","};
 
-// Those pieces as a tokenizer gives them: ids 0 to 2 are its control pieces.
+// Pieces as a tokenizer gives them: ids 0 to 2 are its control pieces.
 class TablePieces : public PieceTokenizer {
  public:
-  TablePieces() : PieceTokenizer({0, 1, 2, true}) {}
-  int size() const override { return static_cast<int>(kPieces.size()); }
-  const std::string& piece(int id) const override { return kPieces[static_cast<size_t>(id)]; }
+  explicit TablePieces(std::vector<std::string> pieces)
+      : PieceTokenizer({0, 1, 2, true}), pieces_(std::move(pieces)) {}
+  int size() const override { return static_cast<int>(pieces_.size()); }
+  const std::string& piece(int id) const override { return pieces_[static_cast<size_t>(id)]; }
   std::vector<int> encode(std::string_view) const override { return {}; }
   std::string decode(int, int token) const override { return piece(token); }
   std::string text(int id) const override { return piece(id); }
   bool is_control(int id) const override { return id <= 2; }
+
+ private:
+  std::vector<std::string> pieces_;
 };
 
-Model tiny_subword_model() {
+// A random subword model of these pieces (grouped-query attention, rotary
+// positions, swiglu), whose window is max_len pieces.
+Model subword_model(const std::vector<std::string>& pieces, int max_len) {
   Config c = testing::small_config();
-  c.vocab_size = static_cast<int>(kPieces.size());
+  c.vocab_size = static_cast<int>(pieces.size());
   c.n_heads = 2, c.n_kv_heads = 1, c.d_k = 4, c.d_v = 4;
   c.positional = Positional::kRope, c.norm = Norm::kRmsNorm, c.activation = Activation::kSwiglu;
-  c.max_len = 12;
+  c.max_len = max_len;
   c.tokenizer = {false, false, TokenizerKind::kSentencepiece};
-  c.bos_token = kPieces[1];
+  c.bos_token = pieces[1];
   Model m = testing::random_model(c, false, false, 3, 1.0f);
-  m.vocab = Vocabulary(kPieces);
-  m.subword = std::make_shared<const TablePieces>();
+  m.vocab = Vocabulary(pieces);
+  m.subword = std::make_shared<const TablePieces>(pieces);
   return m;
 }
+
+Model tiny_subword_model() { return subword_model(kPieces, 12); }
 
 // P(next | ids) over the vocabulary, by a full pass (no cache).
 std::vector<double> probabilities(const Model& m, const std::vector<int>& ids) {
@@ -173,5 +183,73 @@ TEST_CASE("score's words join a subword stream's pieces and sum their log-probab
     while (at < listed.size() && listed[at].word != w.word) ++at;
     CHECK(w.rank == static_cast<int>(at) + 1);
     CHECK(at < listed.size());
+  }
+}
+
+namespace {
+
+// The words of a search side by side and of one a piece at a time, the
+// same bits.
+void same_search(const Model& m, const std::vector<int>& context, const WordSearch& search,
+                 const std::string& prefix) {
+  INFO("context of " << context.size() << " pieces, prefix \"" << prefix << "\"");
+  Predictor side(m), alone(m);
+  // The search side by side is the one these run.
+  side.next_logits(testing::encoded(m, context));
+  REQUIRE(side.start_branches(testing::encoded(m, context)));
+  WordSearch one_at_a_time = search;
+  one_at_a_time.side_by_side = false;
+  const std::vector<NextWord> got = next_words(side, testing::encoded(m, context), 1000, search,
+                                               prefix),
+                              want = next_words(alone, testing::encoded(m, context), 1000,
+                                                one_at_a_time, prefix);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO(want[i].word);
+    CHECK(got[i].word == want[i].word);
+    CHECK(got[i].probability == want[i].probability);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the search side by side lists the words of one at a time, bit for bit", "[predict]") {
+  // The tiny model, every spelling in the beam or two of them a depth.
+  const Model tiny = tiny_subword_model();
+  for (const std::vector<int>& context : {std::vector<int>{1}, std::vector<int>{1, 4, 7, 3, 6}}) {
+    same_search(tiny, context, WordSearch{1000, 3}, "");
+    same_search(tiny, context, WordSearch{2, 3}, "");
+    same_search(tiny, context, WordSearch{1000, 3}, "ac");
+  }
+  // 65 pieces: a beam of 16 a depth out of hundreds, 8 deep, up to the window's end.
+  std::vector<std::string> pieces(kPieces.begin(), kPieces.begin() + 3);
+  for (char c = 'a'; c <= 'z'; ++c) {
+    pieces.push_back(std::string(" ") + c);
+    pieces.push_back(std::string(1, c) + (c < 'n' ? "e" : ""));
+  }
+  for (const char* mark : {",", ".", "!", "?", " the", " and", " of", " to", " in", "ing"}) {
+    pieces.emplace_back(mark);
+  }
+  const Model m = subword_model(pieces, 20);
+  for (int threads : {1, 2}) {
+    set_threading(Threading::kRows, threads);
+    for (const std::vector<int>& context :
+         {std::vector<int>{1}, std::vector<int>{1, 3, 6, 60, 9}, std::vector<int>(12, 20)}) {
+      same_search(m, context, WordSearch{}, "");
+      same_search(m, context, WordSearch{}, "b");
+      same_search(m, context, WordSearch{4, 5}, "");
+    }
+  }
+  set_threading(Threading::kRows, 1);
+}
+
+TEST_CASE("stories260K: the search side by side lists the words of one at a time",
+          "[predict][shared]") {
+  const Model m = load_model(
+      ModelPaths::in_directory(std::string(NEXTWORD_SHARED_MODELS_DIR) + "/gguf/stories260K.gguf"));
+  for (const char* text : {"Once upon a time", "The little girl said, \"I want to", "He was"}) {
+    const std::vector<int> ids = encode(m, text).ids;
+    same_search(m, ids, WordSearch{}, "");
+    same_search(m, ids, WordSearch{}, "s");
   }
 }
