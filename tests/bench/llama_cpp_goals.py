@@ -22,7 +22,11 @@ For each file:
    same ids (n_probs 10, its default F16 key/value cache), as
    llama_cpp_types.py compares them: the same ten pieces in the same order
    (pieces within TOLERANCE of each other may change places), and the
-   largest difference of their log-probabilities (goal: TOLERANCE).
+   largest difference of their log-probabilities (goal: TOLERANCE). A
+   random model's next pieces are nearly tied (its top 10 lie within a few
+   hundredths), so a top 10 often holds 9 pieces of the other's, the tenth
+   places within TOLERANCE of each other: compare_top counts that as the
+   same list.
 2. perplexity: llama_cpp_side_by_side.py's: 16 chunks of -c 256 of
    TinyStories, llama-perplexity's figure against `nextword score` on the
    same 2,032 tokens (goal: within 1%).
@@ -70,7 +74,8 @@ SPEED_PROMPT = "Once upon a time"
 TOLERANCE = 5e-2  # log-probabilities, the bound against llama.cpp
 GENERATED = 64
 GOALS = {  # measure: (goal as text, whether a ratio nextword / llama.cpp meets it)
-    "next": ("same top 10, max abs. d log p <= %g" % TOLERANCE, None),
+    "next": ("same top 10 (ties within %g swap), max abs. d log p <= %g" % (
+        TOLERANCE, TOLERANCE), None),
     "perplexity": ("within 1%", lambda r: abs(r - 1) <= 0.01),
     "tg64": (">= 1.0x", lambda r: r >= 1.0),
     "pp128": (">= 0.8x", lambda r: r >= 0.8),
@@ -209,7 +214,7 @@ def goal_rows(entry):
 
     if "next" in entry:
         r = entry["next"]
-        agree = sum(1 for x in r if x["agree"] and x["common"] == 10)
+        agree = sum(1 for x in r if x["agree"])
         add("next", "%d of %d the same; worst %.1e" % (agree, len(r), max(x["worst"] for x in r)),
             "", met=agree == len(r))
     elif refused:
