@@ -260,12 +260,8 @@ def table(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nextword", default=os.path.join(side.ROOT, "build", "nextword"))
-    parser.add_argument("--llama-cpp", required=True,
-                        help="llama.cpp's build folder of programs (build/bin)")
+    side.add_program_arguments(parser)
     parser.add_argument("--workdir", required=True, help="where the models are made and kept")
-    parser.add_argument("--models", default=os.path.join(side.ROOT, "..", "shared", "models"))
-    parser.add_argument("--corpus", default=os.path.join(side.ROOT, "..", "shared", "corpus"))
     parser.add_argument("--shapes", default=",".join(real_shapes.SHAPES))
     parser.add_argument("--types", default=",".join(real_shapes.TYPES))
     parser.add_argument("--parts", default="next,perplexity,speed")

@@ -593,13 +593,19 @@ def speed(args, model, pieces, rounds):
 
 # ----------------------------------------------------------------------------
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_program_arguments(parser):
+    """--nextword, --llama-cpp, --models and --corpus, the options of every
+    script that runs both programs."""
     parser.add_argument("--nextword", default=os.path.join(ROOT, "build", "nextword"))
     parser.add_argument("--llama-cpp", required=True,
                         help="llama.cpp's build folder of programs (build/bin)")
     parser.add_argument("--models", default=os.path.join(ROOT, "..", "shared", "models"))
     parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_program_arguments(parser)
     parser.add_argument("--pieces", type=int, default=252,
                         help="greedy pieces on stories260K (252: run.c's 256 positions)")
     parser.add_argument("--ctx", type=int, default=256, help="llama-perplexity's -c")

@@ -367,11 +367,7 @@ def summary(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nextword", default=os.path.join(side.ROOT, "build", "nextword"))
-    parser.add_argument("--llama-cpp", required=True,
-                        help="llama.cpp's build folder of programs (build/bin)")
-    parser.add_argument("--models", default=os.path.join(side.ROOT, "..", "shared", "models"))
-    parser.add_argument("--corpus", default=os.path.join(side.ROOT, "..", "shared", "corpus"))
+    side.add_program_arguments(parser)
     parser.add_argument("--archs", default=",".join(ARCHS))
     parser.add_argument("--types", default=",".join(TYPES))
     parser.add_argument("--parts", default="next,greedy,perplexity")
