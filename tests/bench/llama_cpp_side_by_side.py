@@ -414,9 +414,11 @@ def nextword_tokenize(nextword, model, text):
     return [int(x) for x in out.split()]
 
 
-def perplexity(args, model, tmp):
-    """llama-perplexity's figure and nextword's on the same chunks (see the
-    docstring); a dict."""
+def perplexity_chunks(args, model, tmp):
+    """The runs of tokens both programs score (see the docstring), in a
+    dict: "runs" (ids), "phrases" (nextword's lines), "split" (a run's
+    first scored token), "path" (llama-perplexity's text) and whether both
+    tokenizers read the whole text alike."""
     vocab = Vocab(model)
     n = args.ctx
     text = corpus_text(args.corpus)
@@ -457,20 +459,33 @@ def perplexity(args, model, tmp):
     path = os.path.join(tmp, "perplexity.txt")
     with open(path, "wb") as f:
         f.write(whole)
+    return {"runs": runs, "phrases": phrases, "split": split, "path": path,
+            "same_tokens": same_tokens}
+
+
+def llama_perplexity(args, model, chunks):
+    """(llama-perplexity's figure on the chunks, its seconds)."""
     start = time.perf_counter()
-    out = run([os.path.join(args.llama_cpp, "llama-perplexity"), "-m", model, "-f", path,
-               "-c", str(n), "-t", THREADS])
-    llama_seconds = time.perf_counter() - start
+    out = run([os.path.join(args.llama_cpp, "llama-perplexity"), "-m", model, "-f",
+               chunks["path"], "-c", str(args.ctx), "-t", THREADS])
+    seconds = time.perf_counter() - start
     log = out.stderr.decode() + out.stdout.decode()
     m = re.search(r"Final estimate: PPL = ([0-9.]+)", log)
-    chunks = re.search(r"calculating perplexity over (\d+) chunks", log)
-    if not m or int(chunks.group(1)) != args.chunks:
+    counted = re.search(r"calculating perplexity over (\d+) chunks", log)
+    if not m or int(counted.group(1)) != args.chunks:
         sys.exit("llama-perplexity printed no estimate over %d chunks:\n%s" % (args.chunks,
                                                                               log[-2000:]))
+    return float(m.group(1)), seconds
+
+
+def nextword_perplexity(args, model, chunks):
+    """(nextword's perplexity over the tokens llama-perplexity scores, how
+    many, its seconds)."""
+    runs, split, n = chunks["runs"], chunks["split"], args.ctx
     start = time.perf_counter()
     out = run([args.nextword, "score", "--model", model, "-q", "-t", THREADS],
-              input_bytes=b"".join(p + b"\n" for p in phrases))
-    nextword_seconds = time.perf_counter() - start
+              input_bytes=b"".join(p + b"\n" for p in chunks["phrases"]))
+    seconds = time.perf_counter() - start
     nll, count = 0.0, 0
     lines = out.stdout.decode().splitlines()
     if len(lines) != len(runs):
@@ -501,10 +516,19 @@ def perplexity(args, model, tmp):
     if count != args.chunks * (n - n // 2 - 1):
         sys.exit("nextword scored %d tokens, llama-perplexity %d" % (
             count, args.chunks * (n - n // 2 - 1)))
-    ours_ppl = math.exp(nll / count)
-    return {"llama.cpp": float(m.group(1)), "nextword": ours_ppl, "tokens": count,
-            "chunks": args.chunks, "ctx": n, "same_tokenization_of_the_text": same_tokens,
-            "difference": ours_ppl / float(m.group(1)) - 1,
+    return math.exp(nll / count), count, seconds
+
+
+def perplexity(args, model, tmp):
+    """llama-perplexity's figure and nextword's on the same chunks (see the
+    docstring); a dict."""
+    chunks = perplexity_chunks(args, model, tmp)
+    theirs, llama_seconds = llama_perplexity(args, model, chunks)
+    ours_ppl, count, nextword_seconds = nextword_perplexity(args, model, chunks)
+    return {"llama.cpp": theirs, "nextword": ours_ppl, "tokens": count,
+            "chunks": args.chunks, "ctx": args.ctx,
+            "same_tokenization_of_the_text": chunks["same_tokens"],
+            "difference": ours_ppl / theirs - 1,
             "llama_seconds": llama_seconds, "nextword_seconds": nextword_seconds}
 
 
@@ -569,13 +593,19 @@ def speed(args, model, pieces, rounds):
 
 # ----------------------------------------------------------------------------
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_program_arguments(parser):
+    """--nextword, --llama-cpp, --models and --corpus, the options of every
+    script that runs both programs."""
     parser.add_argument("--nextword", default=os.path.join(ROOT, "build", "nextword"))
     parser.add_argument("--llama-cpp", required=True,
                         help="llama.cpp's build folder of programs (build/bin)")
     parser.add_argument("--models", default=os.path.join(ROOT, "..", "shared", "models"))
     parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_program_arguments(parser)
     parser.add_argument("--pieces", type=int, default=252,
                         help="greedy pieces on stories260K (252: run.c's 256 positions)")
     parser.add_argument("--ctx", type=int, default=256, help="llama-perplexity's -c")

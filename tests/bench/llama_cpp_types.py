@@ -238,19 +238,19 @@ def theirs_next(server, ids):
     return [(p["id"], p["logprob"]) for p in top]
 
 
-def compare_top(ours, theirs):
+def compare_top(ours, theirs, tolerance=TOLERANCE):
     """A dict: the pieces in both lists, the largest |difference| of their
     log-probabilities, and whether the two orders agree up to swaps of
-    pieces whose log-probabilities lie within TOLERANCE."""
+    pieces whose log-probabilities lie within `tolerance`."""
     mine, peer = dict(ours), dict(theirs)
     common = [i for i in mine if i in peer]
     worst = max(abs(mine[i] - peer[i]) for i in common) if common else float("inf")
     same_order = [i for i, _ in ours] == [i for i, _ in theirs]
     ties_only = same_order or (
         len(common) >= 9 and all(
-            abs(a[1] - b[1]) <= TOLERANCE or a[0] == b[0] for a, b in zip(ours, theirs)))
+            abs(a[1] - b[1]) <= tolerance or a[0] == b[0] for a, b in zip(ours, theirs)))
     return {"common": len(common), "worst": worst, "same_order": same_order,
-            "agree": ties_only and worst <= TOLERANCE,
+            "agree": ties_only and worst <= tolerance,
             "ours": ours, "theirs": theirs}
 
 
@@ -367,11 +367,7 @@ def summary(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nextword", default=os.path.join(side.ROOT, "build", "nextword"))
-    parser.add_argument("--llama-cpp", required=True,
-                        help="llama.cpp's build folder of programs (build/bin)")
-    parser.add_argument("--models", default=os.path.join(side.ROOT, "..", "shared", "models"))
-    parser.add_argument("--corpus", default=os.path.join(side.ROOT, "..", "shared", "corpus"))
+    side.add_program_arguments(parser)
     parser.add_argument("--archs", default=",".join(ARCHS))
     parser.add_argument("--types", default=",".join(TYPES))
     parser.add_argument("--parts", default="next,greedy,perplexity")

@@ -146,17 +146,28 @@ class Gguf:
         self.tensors.append((name, list(dims), ggml_type, bytes(data)))
 
     def bytes(self):
+        return b"".join(self.chunks())
+
+    def write(self, path):
+        """The file at path, written a tensor at a time (a model of a gigabyte
+        is never joined into one bytes object)."""
+        with open(path, "wb") as f:
+            for chunk in self.chunks():
+                f.write(chunk)
+
+    def chunks(self):
+        """The file's bytes in pieces: the header, then each tensor padded."""
         out = b"GGUF" + struct.pack("<IQQ", self.version, len(self.tensors), len(self.keys))
         out += b"".join(self.keys)
-        offset, offsets = 0, []
+        offset = 0
         for name, dims, ggml_type, data in self.tensors:
-            offsets.append(offset)
             out += _string(name) + struct.pack("<I", len(dims))
             out += struct.pack("<%dQ" % len(dims), *dims)
             out += struct.pack("<IQ", ggml_type, offset)
             offset += -(-len(data) // self.alignment) * self.alignment
         out += b"\0" * (-len(out) % self.alignment)
         self.data_start = len(out)  # where the tensors' data begins
-        for (name, dims, ggml_type, data), at in zip(self.tensors, offsets):
-            out += data + b"\0" * (-len(data) % self.alignment)
-        return out
+        yield out
+        for _, _, _, data in self.tensors:
+            yield data
+            yield b"\0" * (-len(data) % self.alignment)
