@@ -20,6 +20,8 @@ namespace nextword {
 // single ones open before a word and close after one.
 struct OpenQuotes {
   bool double_quote = false;
+  // A double quote opened inside an open one: a title quoted in a quotation.
+  bool inner_double_quote = false;
   bool single_quote = false;
 };
 
@@ -57,8 +59,11 @@ class RunningText {
   bool space_before(std::span<const std::string_view> words, size_t i);
   // The same for a double or a single quote, which opens or closes one;
   // `space` is whether a word would get one.
-  bool double_quote_space(bool space, std::string_view next);
+  bool double_quote_space(bool space, std::span<const std::string_view> after);
   bool single_quote_space(bool space, std::span<const std::string_view> after);
+  // The same for the first period of an ellipsis, and for a word after one.
+  bool ellipsis_space(bool space, std::span<const std::string_view> ellipsis);
+  bool after_ellipsis_space() const;
 
   std::string& text_;
   OpenQuotes open_;
