@@ -157,6 +157,20 @@ TEST_CASE("dashes and ellipses are spaced as the text spaces them", "[running_te
         "saddle...the songs have come...in droves");
 }
 
+TEST_CASE("signs, oxidation states and a dropped word", "[running_text]") {
+  CHECK(text("the states", {"+", "5", ",", "+", "3", "and", "about", "-", "55", "(", "~", "0", ".",
+                            "86", ")"}) == "the states +5, +3 and about -55 (~0.86)");
+  // Between numbers and after a capitalized word a sign stands apart.
+  CHECK(text("", {"reigned", "871", "-", "899", "and", "TFR", "-", "5"}) ==
+        "reigned 871 - 899 and TFR - 5");
+  CHECK(text("", {"Tantalum", "(", "III", ")", "nitride", "and", "zinc", "(", "II", ")"}) ==
+        "Tantalum(III) nitride and zinc(II)");
+  CHECK(text("", {"Henry", "(", "1421", ")", ",", "(", "II", ")"}) == "Henry (1421), (II)");
+  // The cleaned Wikipedia text leaves "the ." where it dropped a link.
+  CHECK(text("", {"episodes", "of", "the", ".", "Then", "the", ",", "the", "end", "."}) ==
+        "episodes of the . Then the , the end.");
+}
+
 TEST_CASE("titles quoted in a quotation, web addresses", "[running_text]") {
   CHECK(text("he said,", {"\"", "I", "loved", "the", "\"", "Flash", "Gordon", "\"", "serials", ".",
                           "\"", "Then"}) ==
@@ -219,6 +233,8 @@ TEST_CASE("joined words read as the same words again", "[running_text]") {
                          "Wells",
                          "com",
                          "www",
+                         "~",
+                         "II",
                          "\xE2\x80\xA6"};
   uint64_t state = 1;
   auto next = [&] {
