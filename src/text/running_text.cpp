@@ -1,6 +1,7 @@
 #include "text/running_text.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
@@ -12,6 +13,10 @@ namespace {
 
 bool one_of(std::string_view word, std::string_view marks) {
   return word.size() == 1 && marks.find(word[0]) != std::string_view::npos;
+}
+
+bool listed(std::string_view word, std::initializer_list<std::string_view> words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
 }
 
 constexpr std::string_view kEnDash = "\xE2\x80\x93";
@@ -69,10 +74,7 @@ bool continues_number(std::string_view text, std::string_view word) {
 // D.C. 249 of 278), where a person's initials are spaced (H. G. Wells 134
 // of 185, J. R. R. Tolkien 146 of 196).
 bool is_capitals_abbreviation(std::string_view letters) {
-  for (const std::string_view known :
-       {"US", "USA", "UK", "UN", "DC", "BC", "AD", "LA", "HMS", "GI"})
-    if (letters == known) return true;
-  return false;
+  return listed(letters, {"US", "USA", "UK", "UN", "DC", "BC", "AD", "LA", "HMS", "GI"});
 }
 
 // A letter before a period after a letter and a period ("U." or "e.g."):
@@ -140,11 +142,8 @@ std::string_view last_word(std::string_view text) {
 }
 
 bool is_month(std::string_view word) {
-  for (const std::string_view month :
-       {"January", "February", "March", "April", "May", "June", "July", "August", "September",
-        "October", "November", "December"})
-    if (word == month) return true;
-  return false;
+  return listed(word, {"January", "February", "March", "April", "May", "June", "July", "August",
+                       "September", "October", "November", "December"});
 }
 
 // The word before the last word of the text ("July" of "15 July 1919").
@@ -199,10 +198,8 @@ bool is_ellipsis(std::span<const std::string_view> periods) {
 // "Flash Gordon" serials" (the list of 11 words does as well on it as one of
 // 22 with "of", "in" and "that").
 bool comes_before_quote(std::string_view word) {
-  for (const std::string_view before :
-       {"the", "a", "an", "as", "called", "named", "titled", "entitled", "his", "her", "their"})
-    if (word == before) return true;
-  return false;
+  return listed(word, {"the", "a", "an", "as", "called", "named", "titled", "entitled", "his",
+                       "her", "their"});
 }
 
 // A top-level domain after a name and a period, or a name after "www.":
@@ -213,9 +210,7 @@ bool is_web_address_part(std::string_view text, std::string_view word) {
   if (!(text.size() >= 2 && text.back() == '.' &&
         is_word_byte(static_cast<unsigned char>(text[text.size() - 2]))))
     return false;
-  for (const std::string_view domain : {"com", "org", "net", "edu", "gov"})
-    if (word == domain) return true;
-  return false;
+  return listed(word, {"com", "org", "net", "edu", "gov"});
 }
 
 bool is_roman_numeral(std::string_view word) {
