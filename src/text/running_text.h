@@ -20,23 +20,31 @@ namespace nextword {
 // single ones open before a word and close after one.
 struct OpenQuotes {
   bool double_quote = false;
+  // A double quote opened inside an open one: a title quoted in a quotation.
+  bool inner_double_quote = false;
   bool single_quote = false;
 };
 
 // Words as running text, one at a time, each seen with the words after it
-// when they are known. The rules, with what held-out Wikipedia and
-// TinyStories write (tools/join_roundtrip.py measures them):
+// when they are known. The rules, each chosen from the english model's
+// training text (tools/join_roundtrip.py measures them on held-out text):
 // - no space before , . ! ? ; : ) ] } % … or a clitic (n't, or ' and a
 //   letter or digit: 's, 're, the 'Neil of a WikiText `O 'Neil`);
-// - none after ( [ { $ # and none either side of / or an em dash (and/or,
-//   this—that), nor of an en dash between numbers (1991–1992) or of & between
-//   short capitals (AT&T); "rate(s)", "US$", "mid- to late-" hug the word
-//   before;
+// - none after ( [ { $ # and none either side of / (and/or), nor of & between
+//   short capitals (AT&T); "rate(s)", "zinc(II)", "US$", "mid- to late-" hug
+//   the word before, a sign its number after a word (+5, about -55, ~0.86);
+// - dashes and ellipses are spaced as the text's last one; the first em
+//   dash hugs (this—that), an en dash hugs two numbers (1991–1992) but for
+//   dates written in full (15 July 1919 – 8 February 1999) and two names
+//   (Richmond–Fremont); an ellipsis stands apart between words, hugs a name
+//   or number before it and the word after an opening quote;
 // - none inside a number: 1,000,000 (groups of three after a comma), 3.5,
 //   10:30, and Wikipedia's page numbers, "1918.:14";
-// - none inside initials and abbreviations, a letter and a period each:
-//   U.S., e.g., a.k.a.;
-// - quotes: a double quote opens at the start and after an opening bracket,
+// - none inside abbreviations, a letter and a period each: U.S., e.g.,
+//   a.k.a., Filmcritic.com; but a person's initials before a name are
+//   spaced (H. G. Wells);
+// - quotes: a double quote opens at the start, after an opening bracket and
+//   after a word before a title (the, called: inside a quotation too),
 //   closes before , . ; : ! ? ) and otherwise alternates; a single one
 //   closes one that is open or comes before a mark, hugs a year ('90s), is a
 //   possessive after a closing quote ("Buffy"'s) and after a word ending in
@@ -57,8 +65,11 @@ class RunningText {
   bool space_before(std::span<const std::string_view> words, size_t i);
   // The same for a double or a single quote, which opens or closes one;
   // `space` is whether a word would get one.
-  bool double_quote_space(bool space, std::string_view next);
+  bool double_quote_space(bool space, std::span<const std::string_view> after);
   bool single_quote_space(bool space, std::span<const std::string_view> after);
+  // The same for the first period of an ellipsis, and for a word after one.
+  bool ellipsis_space(bool space, std::span<const std::string_view> ellipsis);
+  bool after_ellipsis_space() const;
 
   std::string& text_;
   OpenQuotes open_;

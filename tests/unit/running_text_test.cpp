@@ -109,6 +109,78 @@ TEST_CASE("contractions stay one word; slashes and em dashes hug", "[running_tex
   CHECK(text("", {"C", "+", "+", "and", "US", "$", "25"}) == "C++ and US$25");
 }
 
+TEST_CASE("initials before a name are spaced, abbreviations are not", "[running_text]") {
+  CHECK(text("writer", {"A", ".", "E", ".", "Hotchner", "and"}) == "writer A. E. Hotchner and");
+  CHECK(text("", {"J", ".", "R", ".", "R", ".", "Tolkien"}) == "J. R. R. Tolkien");
+  // A known abbreviation before a name, and initials before anything else.
+  CHECK(text("", {"U", ".", "S", ".", "President", "and", "D", ".", "C", ".", "Police"}) ==
+        "U.S. President and D.C. Police");
+  CHECK(text("", {"the", "U", ".", "K", ".", "and", "A", ".", "B", ".", "C", "."}) ==
+        "the U.K. and A.B.C.");
+  // Nothing known after them yet: together.
+  CHECK(text("", {"H", ".", "G", "."}) == "H.G.");
+}
+
+TEST_CASE("dashes and ellipses are spaced as the text spaces them", "[running_text]") {
+  const std::string em = "\xE2\x80\x94";
+  const std::string en = "\xE2\x80\x93";
+  // An em dash hugs its words unless the text's last one is spaced.
+  CHECK(text("systems " + em + " those", {"too", em, "and"}) ==
+        "systems " + em + " those too " + em + " and");
+  CHECK(text("systems" + em + "those", {"too", em, "and"}) ==
+        "systems" + em + "those too" + em + "and");
+  // Dates written in full stand apart; other numbers hug.
+  CHECK(text("", {"(", "15", "July", "1919", en, "8", "February", "1999", ")"}) ==
+        "(15 July 1919 " + en + " 8 February 1999)");
+  CHECK(text("from", {"20", en, "25", "May", "(", "1893", en, "1909", ")"}) ==
+        "from 20" + en + "25 May (1893" + en + "1909)");
+  // Between words, an en dash follows the text's last one between words
+  // (not between numbers), else hugs two names only.
+  CHECK(text("Medicaid " + en + " less;", {"New", "York", en, "Albany"}) ==
+        "Medicaid " + en + " less; New York " + en + " Albany");
+  CHECK(text("a roentgenium" + en + "hydrogen bond", {"and", "spin", en, "orbit"}) ==
+        "a roentgenium" + en + "hydrogen bond and spin" + en + "orbit");
+  CHECK(text("in 1991" + en + "1992", {"spin", en, "orbit"}) ==
+        "in 1991" + en + "1992 spin " + en + " orbit");
+  // An ellipsis between words stands apart, hugs a name or a number before
+  // it, a closing quote after it and the word after an opening quote.
+  CHECK(text("", {"look", "at", "it", ".", ".", ".", "people", "will"}) ==
+        "look at it ... people will");
+  CHECK(text("", {"Gibson", ".", ".", ".", "swings"}) == "Gibson... swings");
+  CHECK(text("", {"\"", "much", "of", "Asia", ".", ".", ".", "\"", "and"}) ==
+        "\"much of Asia...\" and");
+  CHECK(text("noted that", {"\"", ".", ".", ".", "in", "an", "interview", "\""}) ==
+        "noted that \"...in an interview\"");
+  CHECK(text("", {"legitimacy", ".", ".", ".", ".", "It", "is"}) == "legitimacy. ... It is");
+  // A later one is spaced like the text's first.
+  CHECK(text("saddle...the songs", {"have", "come", ".", ".", ".", "in", "droves"}) ==
+        "saddle...the songs have come...in droves");
+}
+
+TEST_CASE("signs, oxidation states and a dropped word", "[running_text]") {
+  CHECK(text("the states", {"+", "5", ",", "+", "3", "and", "about", "-", "55", "(", "~", "0", ".",
+                            "86", ")"}) == "the states +5, +3 and about -55 (~0.86)");
+  // Between numbers and after a capitalized word a sign stands apart.
+  CHECK(text("", {"reigned", "871", "-", "899", "and", "TFR", "-", "5"}) ==
+        "reigned 871 - 899 and TFR - 5");
+  CHECK(text("", {"Tantalum", "(", "III", ")", "nitride", "and", "zinc", "(", "II", ")"}) ==
+        "Tantalum(III) nitride and zinc(II)");
+  CHECK(text("", {"Henry", "(", "1421", ")", ",", "(", "II", ")"}) == "Henry (1421), (II)");
+  // The cleaned Wikipedia text leaves "the ." where it dropped a link.
+  CHECK(text("", {"episodes", "of", "the", ".", "Then", "the", ",", "the", "end", "."}) ==
+        "episodes of the . Then the , the end.");
+}
+
+TEST_CASE("titles quoted in a quotation, web addresses", "[running_text]") {
+  CHECK(text("he said,", {"\"", "I", "loved", "the", "\"", "Flash", "Gordon", "\"", "serials", ".",
+                          "\"", "Then"}) ==
+        "he said, \"I loved the \"Flash Gordon\" serials.\" Then");
+  CHECK(open_quotes("he said, \"I loved the \"Flash").inner_double_quote);
+  CHECK_FALSE(open_quotes("he said, \"I loved the \"Flash\"").inner_double_quote);
+  CHECK(text("by", {"Givingback", ".", "org", ".", "He", "wrote", "to", "www", ".", "positive", ".",
+                    "com"}) == "by Givingback.org. He wrote to www.positive.com");
+}
+
 TEST_CASE("lines as people write them come back byte for byte", "[running_text]") {
   for (const std::string line : {
            "Risk is the eighth studio album by Megadeth, released on August 31, 1999 by Capitol.",
@@ -154,7 +226,16 @@ TEST_CASE("joined words read as the same words again", "[running_text]") {
                          "\xE2\x80\x93",
                          "\xE2\x80\x94",
                          "'s",
-                         "Isis"};
+                         "Isis",
+                         "May",
+                         "the",
+                         "E",
+                         "Wells",
+                         "com",
+                         "www",
+                         "~",
+                         "II",
+                         "\xE2\x80\xA6"};
   uint64_t state = 1;
   auto next = [&] {
     state = state * 6364136223846793005u + 1442695040888963407u;
