@@ -267,10 +267,6 @@ NEXTWORD_VECTOR_OP void widen_block(const typename D::Block& b, float* out,
   (S::store(out + E * S::kLanes, D::template values<E * S::kLanes>(b, h)), ...);
 }
 
-// Rows of A from this many on meet B's rows widened into floats once per
-// stretch, not in registers once per group of rows of A.
-constexpr int kWidenedRows = 8;
-
 template <class S, class D>
 void block_product_transposed(int M, int N, int K, const float* A, int lda, const char* B,
                               size_t row_bytes, float* C, int ldc) {

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "base/weight_elements.h"
 #include "math/kernel_paths.h"  // NEXTWORD_HOT_LOOP
@@ -282,17 +283,36 @@ NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, P B, int l
   for (; j < N; ++j) nt_block<S, RA, 1>(K, A, lda, B + offset(j, ldb), ldb, C + j, ldc);
 }
 
+// Rows of A from this many on meet B's rows widened into floats once per
+// stretch (halves, bfloat16, ggml's blocks), not in registers once per group
+// of rows of A.
+constexpr int kWidenedRows = 8;
+
 // B in stretches of about 128 KiB of its rows, each met by every row of A
 // while it is in cache.
 template <class S, class P>
 void fused_product_transposed(int M, int N, int K, const float* A, int lda, const P* B, int ldb,
                               float* C, int ldc) {
   constexpr int RA = S::kDotRows;
-  const size_t row_bytes = sizeof(*B) * static_cast<size_t>(K > 0 ? K : 1);
+  constexpr bool kFloats = std::is_same_v<P, float>;
+  const bool widen = !kFloats && M >= kWidenedRows;
+  const size_t row_bytes =
+      (widen ? sizeof(float) : sizeof(*B)) * static_cast<size_t>(K > 0 ? K : 1);
   const int stretch = smaller(N, static_cast<int>(131072 / row_bytes) / 4 * 4 + 4);
   for (int j = 0; j < N; j += stretch) {
     const int n = smaller(stretch, N - j);
     const P* b = B + offset(j, ldb);
+    if constexpr (!kFloats) {
+      // Many rows of A: the stretch widened into floats once (exactly), not
+      // once per group of rows; the same sums over the same floats.
+      if (widen) {
+        float* rows = kernel_scratch(offset(n, K));
+        for (int r = 0; r < n; ++r) copy_floats<S>(b + offset(r, ldb), K, rows + offset(r, K));
+        fused_product_transposed<S>(M, n, K, A, lda, static_cast<const float*>(rows), K, C + j,
+                                    ldc);
+        continue;
+      }
+    }
     int i = 0;
     for (; i + RA <= M; i += RA) {
       nt_rows<S, RA>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);
