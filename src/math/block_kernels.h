@@ -12,12 +12,14 @@
 // B's rows widened once into floats, then the float kernel.
 //
 // Beyond fused_kernels.h's, S gives an integer vector VI of kLanes 32-bit
-// lanes: bytes(p) (kLanes bytes zero-extended), signed_bytes(p),
-// srl<n>, sll<n>, and_(v, mask), or_(a, b), add(v, c), to_float(v),
-// lanes_of_bits(w, x) (lane i: x where bit i of w is set, else 0), and fmsub(a, b, c) = a b - c
-// rounded once, mul(a, b); for the blocks' scales, half(h) (an F16's float) and scaled_bytes8(p, x,
-// out), scaled_signed_bytes8: out[i] = p[i] x, i < 8.
+// lanes: bytes(p) (kLanes bytes zero-extended), signed_bytes(p), srl<n>,
+// sll<n>, and_(v, mask), or_(a, b), add(v, c), to_float(v),
+// lanes_of_bits(w, x) (lane i: x where bit i of w is set, else 0), and
+// fmsub(a, b, c) = a b - c rounded once, mul(a, b): each family's own
+// instructions (fused_avx2.cpp, fused_avx512.cpp), the same shape.
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstring>
 #include <utility>
@@ -27,6 +29,21 @@
 
 namespace nextword {
 namespace {
+
+// An F16's float, and 8 bytes times a float (exact: a 6- or 8-bit integer
+// times an F16's 11-bit significand), for the blocks' scales: AVX2 and
+// F16C, which both families have.
+NEXTWORD_VECTOR_OP float half(uint16_t h) { return _cvtsh_ss(h); }
+NEXTWORD_VECTOR_OP void scaled_bytes8(const uint8_t* p, float x, float* out) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  _mm256_storeu_ps(out,
+                   _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_set1_ps(x)));
+}
+NEXTWORD_VECTOR_OP void scaled_signed_bytes8(const int8_t* p, float x, float* out) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  _mm256_storeu_ps(out,
+                   _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_set1_ps(x)));
+}
 
 // ---- Decoders: D::values<E>(block, header), the kLanes values from value E
 // of a block on (E a multiple of kLanes), as quant_blocks.cpp's widen.
@@ -39,7 +56,7 @@ struct Q4_0Values {
     float d, offset;  // offset = -8 d
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    const float d = S::half(b.d);
+    const float d = half(b.d);
     return {d, -8.0f * d};
   }
   // Value E's nibble: byte E's low one, or byte E - 16's high one.
@@ -62,7 +79,7 @@ struct Q4_1Values {
   struct Header {
     float d, m;
   };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {S::half(b.d), S::half(b.m)}; }
+  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {half(b.d), half(b.m)}; }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
     const typename S::V q = S::to_float(Q4_0Values<S>::template nibbles<E>(b.qs));
@@ -90,7 +107,7 @@ struct Q5_0Values {
     uint32_t high;
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    const float d = S::half(b.d);
+    const float d = half(b.d);
     return {d, -16.0f * d, word_of(b.qh)};
   }
   // (q - 16) d in one rounding, exact, as Q4_0's.
@@ -110,7 +127,7 @@ struct Q5_1Values {
     uint32_t high;
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    return {S::half(b.d), S::half(b.m), word_of(b.qh)};
+    return {half(b.d), half(b.m), word_of(b.qh)};
   }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
@@ -126,7 +143,7 @@ struct Q8_0Values {
   struct Header {
     float d;
   };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {S::half(b.d)}; }
+  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {half(b.d)}; }
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
     return S::mul(S::to_float(S::signed_bytes(b.q + E)), S::broadcast(h.d));
@@ -151,8 +168,8 @@ struct KValues {
     const uint32_t scale[2] = {w[0] & kLow6, (w[2] & kLow4) | ((w[0] >> 6) & kLow2) << 4};
     const uint32_t min[2] = {w[1] & kLow6, ((w[2] >> 4) & kLow4) | ((w[1] >> 6) & kLow2) << 4};
     Header h;
-    S::scaled_bytes8(reinterpret_cast<const uint8_t*>(scale), S::half(b.d), h.d1);
-    S::scaled_bytes8(reinterpret_cast<const uint8_t*>(min), S::half(b.dmin), h.m1);
+    scaled_bytes8(reinterpret_cast<const uint8_t*>(scale), half(b.d), h.d1);
+    scaled_bytes8(reinterpret_cast<const uint8_t*>(min), half(b.dmin), h.m1);
     return h;
   }
   template <int E>
@@ -182,9 +199,9 @@ struct Q6_KValues {
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
     Header h;
-    const float d = S::half(b.d);
-    S::scaled_signed_bytes8(b.scales, d, h.scale);
-    S::scaled_signed_bytes8(b.scales + 8, d, h.scale + 8);
+    const float d = half(b.d);
+    scaled_signed_bytes8(b.scales, d, h.scale);
+    scaled_signed_bytes8(b.scales + 8, d, h.scale + 8);
     return h;
   }
   template <int E>

@@ -78,19 +78,6 @@ struct Avx512 {
     return _mm512_add_epi32(v, _mm512_set1_epi32(c));
   }
   NEXTWORD_VECTOR_OP static V to_float(VI v) { return _mm512_cvtepi32_ps(v); }
-  // An F16's float, and 8 bytes times a float (exact: a 6- or 8-bit
-  // integer times an F16's 11-bit significand), for the blocks' scales.
-  NEXTWORD_VECTOR_OP static float half(uint16_t h) { return _cvtsh_ss(h); }
-  NEXTWORD_VECTOR_OP static void scaled_bytes8(const uint8_t* p, float x, float* out) {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    _mm256_storeu_ps(out,
-                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_set1_ps(x)));
-  }
-  NEXTWORD_VECTOR_OP static void scaled_signed_bytes8(const int8_t* p, float x, float* out) {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    _mm256_storeu_ps(out,
-                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_set1_ps(x)));
-  }
   NEXTWORD_VECTOR_OP static VI lanes_of_bits(uint32_t w, int x) {
     return _mm512_maskz_set1_epi32(static_cast<__mmask16>(w), x);
   }
