@@ -221,8 +221,12 @@ struct BenchCommand {
     const GenerateOptions options{
         .max_words = 200, .temperature = 1.0f, .seed = 1, .guard = RepetitionGuard::off()};
     std::vector<std::string> words;
-    // From the bos token alone, or a lone <unk> for a model without one.
-    const std::string start = m.config.has_bos() ? "" : std::string(m.vocab.word(m.unk_id));
+    // From the bos token alone, or a lone <unk> for a model without one; a
+    // model with neither (a GGUF file of byte-level BPE, GPT-2's or Qwen's)
+    // from "The", since generation cannot start from nothing.
+    const std::string start = m.config.has_bos() ? ""
+                              : m.unk_id >= 0    ? std::string(m.vocab.word(m.unk_id))
+                                                 : "The";
     for (const int id : generate(predictor, encode(m, start, Unknowns::kAllow), options)) {
       words.emplace_back(m.vocab.word(id));
     }

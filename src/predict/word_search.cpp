@@ -198,6 +198,10 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
 std::vector<NextWord> words_after(Predictor& predictor, std::string_view text,
                                   std::string_view prefix) {
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  // A model without a BOS piece has nothing to read before a text's first
+  // piece (GPT-2's and Qwen's byte-level BPE): no next word, not an error,
+  // so that a stream of texts may hold an empty one.
+  if (text.empty() && !predictor.model().config.has_bos()) return {};
   const WordSearch search;
   return next_words(predictor, encode(predictor.model(), text, Unknowns::kAllow),
                     search.beam * search.max_pieces, search, prefix);

@@ -163,15 +163,17 @@ class Families(unittest.TestCase):
 
     def test_gguf_rows_read_in_place_are_the_bits_of_their_floats(self):
         """A llama GGUF file with every matrix (embedding and classifier too)
-        in BF16 or in Q8_0, and its twin holding the same values in F32:
+        in BF16, Q8_0 or one of ggml's other blocks (Q4_0, Q5_1, Q4_K: rows of
+        256 for it), and its twin holding the same values in F32:
         every family prints the same bytes for both, whatever --batch and
         --threads (the products widen the rows exactly as they read them)."""
         pieces = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on",
                   "\u2581mat", "\u2581", "a", "t", "h", "e"]
         tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + pieces
-        d, ff, heads, kv = 64, 96, 4, 2
+        heads, kv = 4, 2
 
         def model(path, type_name, twin):
+            d, ff = (256, 512) if type_name.endswith("_K") else (64, 96)
             rng = random.Random(3)
             g = w.Gguf()
             g.add("general.architecture", w.STRING, "llama")
@@ -209,7 +211,7 @@ class Families(unittest.TestCase):
 
         text = "the cat sat\na hat on the mat\nthe\nat the hat and the cat\n" * 3
         with tempfile.TemporaryDirectory(prefix="nextword-kernels-gguf-") as tmp:
-            for type_name in ("BF16", "Q8_0"):
+            for type_name in ("BF16", "Q8_0", "Q4_0", "Q5_1", "Q4_K"):
                 read, twin = (os.path.join(tmp, "%s%s.gguf" % (type_name, twin))
                               for twin in ("", "-f32"))
                 model(read, type_name, False)

@@ -23,10 +23,13 @@ listed next pieces' logits and probabilities.
 Exits 0 when everything matches, 1 when not, 77 (skip) when torch is
 missing and --require-torch is false.
 """
+import json
 import math
 import os
 import random
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -264,6 +267,24 @@ def main():
           "relative error: %s" % (len(MODELS), ", ".join(sorted({m[0] for m in MODELS})),
                                   len(PHRASES), ", ".join(
                                       "%s %.2g" % kv for kv in sorted(worst["all"].items()))))
+    # A byte-level BPE file without a BOS or an unknown piece (gpt2's):
+    # `complete` of an empty line offers nothing (there is nothing to read)
+    # and goes on with the stream; `bench` types a text the model writes.
+    with tempfile.TemporaryDirectory(prefix="nextword-gguf-bench-") as tmp:
+        path = os.path.join(tmp, "gpt2.gguf")
+        model_file(path, 7, next(m for m in MODELS if m[0] == "gpt2"), torch)
+        r = subprocess.run([args.nextword, "complete", "-f", "json", "-m", path],
+                           input="\nthe ca\n", capture_output=True, text=True)
+        records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+        if len(records) != 2 or records[0]["suggestions"] or not records[1]["suggestions"]:
+            failures.append("complete of an empty line, then 'the ca': exit %d, %r %s" % (
+                r.returncode, r.stdout, r.stderr.strip()))
+            print("FAIL " + failures[-1])
+        r = subprocess.run([args.nextword, "bench", "--no-json-loader", "-b", "1", "-l", "4",
+                            "--seconds", "0.01", "-m", path], capture_output=True, text=True)
+        if r.returncode != 0 or "\ncomplete " not in r.stdout:
+            failures.append("bench on %s: exit %d, %s" % (path, r.returncode, r.stderr.strip()))
+            print("FAIL " + failures[-1])
     return 1 if failures else 0
 
 
