@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "base/half_float.h"
 #include "base/weight_view.h"
@@ -92,18 +93,22 @@ constexpr BlockShape block_shape(WeightType type) {
 constexpr bool is_block_type(WeightType type) { return block_shape(type).values > 1; }
 
 // The 6-bit scales and minimums of a Q4_K or Q5_K super-block's 8
-// sub-blocks, unpacked from its 12 bytes.
+// sub-blocks, unpacked from its 12 bytes: sub-blocks 0-3 are the low 6 bits
+// of bytes 0-3 (scales) and 4-7 (minimums); 4-7 take their low 4 bits from
+// bytes 8-11's nibbles and their top 2 bits from the top of bytes 0-3 and
+// 4-7. Three little-endian words at a time, four sub-blocks a word.
 struct KScales {
   uint8_t scale[8], min[8];
 };
-constexpr KScales k_scales(const uint8_t* s) {
-  KScales k{};
-  for (int j = 0; j < 4; ++j) {
-    k.scale[j] = s[j] & 63;
-    k.min[j] = s[j + 4] & 63;
-    k.scale[j + 4] = static_cast<uint8_t>((s[j + 8] & 0xF) | (s[j] >> 6) << 4);
-    k.min[j + 4] = static_cast<uint8_t>((s[j + 8] >> 4) | (s[j + 4] >> 6) << 4);
-  }
+inline KScales k_scales(const uint8_t* bytes) {
+  uint32_t w[3];
+  std::memcpy(w, bytes, sizeof w);
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  const uint32_t scale[2] = {w[0] & kLow6, (w[2] & kLow4) | ((w[0] >> 6) & kLow2) << 4};
+  const uint32_t min[2] = {w[1] & kLow6, ((w[2] >> 4) & kLow4) | ((w[1] >> 6) & kLow2) << 4};
+  KScales k;
+  std::memcpy(k.scale, scale, sizeof k.scale);
+  std::memcpy(k.min, min, sizeof k.min);
   return k;
 }
 
@@ -112,7 +117,7 @@ constexpr KScales k_scales(const uint8_t* s) {
 struct KFactors {
   float d1[8], m1[8];
 };
-constexpr KFactors k_factors(uint16_t d, uint16_t dmin, const uint8_t* scales) {
+inline KFactors k_factors(uint16_t d, uint16_t dmin, const uint8_t* scales) {
   const KScales k = k_scales(scales);
   KFactors f{};
   for (int s = 0; s < 8; ++s) {

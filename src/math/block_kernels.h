@@ -157,19 +157,13 @@ struct KValues {
   using Block = K;
   static constexpr int kValues = kSuperBlock;
   using Header = KFactors;
-  // quant_blocks.h's k_factors, eight at a time: the 12 bytes' 6-bit fields
-  // unpacked in three words (sub-blocks 0-3 in the low 6 bits of words 0
-  // and 1, 4-7 from word 2's nibbles and the top 2 bits of words 0 and 1),
-  // then widened and scaled in vectors.
+  // quant_blocks.h's k_factors, the scales and minimums widened and scaled
+  // eight at a time.
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    uint32_t w[3];
-    std::memcpy(w, b.scales, sizeof w);
-    constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-    const uint32_t scale[2] = {w[0] & kLow6, (w[2] & kLow4) | ((w[0] >> 6) & kLow2) << 4};
-    const uint32_t min[2] = {w[1] & kLow6, ((w[2] >> 4) & kLow4) | ((w[1] >> 6) & kLow2) << 4};
+    const KScales k = k_scales(b.scales);
     Header h;
-    scaled_bytes8(reinterpret_cast<const uint8_t*>(scale), half(b.d), h.d1);
-    scaled_bytes8(reinterpret_cast<const uint8_t*>(min), half(b.dmin), h.m1);
+    scaled_bytes8(k.scale, half(b.d), h.d1);
+    scaled_bytes8(k.min, half(b.dmin), h.m1);
     return h;
   }
   template <int E>
