@@ -48,93 +48,49 @@ NEXTWORD_VECTOR_OP void scaled_signed_bytes8(const int8_t* p, float x, float* ou
 // ---- Decoders: D::values<E>(block, header), the kLanes values from value E
 // of a block on (E a multiple of kLanes), as quant_blocks.cpp's widen.
 
-template <class S>
-struct Q4_0Values {
-  using Block = BlockQ4_0;
-  static constexpr int kValues = kQ8Block;
-  struct Header {
-    float d, offset;  // offset = -8 d
-  };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    const float d = half(b.d);
-    return {d, -8.0f * d};
-  }
-  // Value E's nibble: byte E's low one, or byte E - 16's high one.
-  template <int E>
-  NEXTWORD_VECTOR_OP static typename S::VI nibbles(const uint8_t* qs) {
-    const typename S::VI q = S::bytes(qs + E % 16);
-    return E >= 16 ? S::template srl<4>(q) : S::and_(q, 0xF);
-  }
-  // q d - 8 d in one rounding: (q - 8) d exactly, as q d and 8 d are.
-  template <int E>
-  NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
-    return S::fma(S::to_float(nibbles<E>(b.qs)), S::broadcast(h.d), S::broadcast(h.offset));
-  }
-};
-
-template <class S>
-struct Q4_1Values {
-  using Block = BlockQ4_1;
-  static constexpr int kValues = kQ8Block;
-  struct Header {
-    float d, m;
-  };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) { return {half(b.d), half(b.m)}; }
-  template <int E>
-  NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
-    const typename S::V q = S::to_float(Q4_0Values<S>::template nibbles<E>(b.qs));
-    return S::fma(q, S::broadcast(h.d), S::broadcast(h.m));
-  }
-};
-
-// Q5_0 and Q5_1's q: the nibble and, 16 above it, bit E of the word qh.
-template <class S, int E>
-NEXTWORD_VECTOR_OP typename S::VI five_bits(const uint8_t* qs, uint32_t high) {
-  return S::or_(Q4_0Values<S>::template nibbles<E>(qs), S::lanes_of_bits(high >> E, 16));
-}
+// Q4_0, Q4_1, Q5_0 and Q5_1: q d + offset in one rounding, q the nibble
+// (value E's: byte E's low one, or byte E - 16's high one) and, for Q5, 16
+// above it bit E of the word qh; offset the minimum m (Q4_1, Q5_1) or -8 d
+// (Q4_0) or -16 d (Q5_0), which gives (q - 8) d and (q - 16) d exactly, as
+// q d and 8 d are.
 inline uint32_t word_of(const uint8_t* qh) {
   uint32_t w = 0;
   std::memcpy(&w, qh, sizeof w);
   return w;
 }
 
-template <class S>
-struct Q5_0Values {
-  using Block = BlockQ5_0;
+template <class S, class B, bool kFifth, bool kMinimum>
+struct NibbleValues {
+  using Block = B;
   static constexpr int kValues = kQ8Block;
   struct Header {
-    float d, offset;  // offset = -16 d
-    uint32_t high;
+    float d, offset;
+    uint32_t high;  // Q5's fifth bits
   };
   NEXTWORD_VECTOR_OP static Header header(const Block& b) {
     const float d = half(b.d);
-    return {d, -16.0f * d, word_of(b.qh)};
+    float offset = (kFifth ? -16.0f : -8.0f) * d;
+    if constexpr (kMinimum) offset = half(b.m);
+    uint32_t high = 0;
+    if constexpr (kFifth) high = word_of(b.qh);
+    return {d, offset, high};
   }
-  // (q - 16) d in one rounding, exact, as Q4_0's.
   template <int E>
   NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
-    const typename S::V q = S::to_float(five_bits<S, E>(b.qs, h.high));
-    return S::fma(q, S::broadcast(h.d), S::broadcast(h.offset));
+    const typename S::VI bytes = S::bytes(b.qs + E % 16);
+    typename S::VI q = E >= 16 ? S::template srl<4>(bytes) : S::and_(bytes, 0xF);
+    if constexpr (kFifth) q = S::or_(q, S::lanes_of_bits(h.high >> E, 16));
+    return S::fma(S::to_float(q), S::broadcast(h.d), S::broadcast(h.offset));
   }
 };
-
 template <class S>
-struct Q5_1Values {
-  using Block = BlockQ5_1;
-  static constexpr int kValues = kQ8Block;
-  struct Header {
-    float d, m;
-    uint32_t high;
-  };
-  NEXTWORD_VECTOR_OP static Header header(const Block& b) {
-    return {half(b.d), half(b.m), word_of(b.qh)};
-  }
-  template <int E>
-  NEXTWORD_VECTOR_OP static typename S::V values(const Block& b, const Header& h) {
-    const typename S::V q = S::to_float(five_bits<S, E>(b.qs, h.high));
-    return S::fma(q, S::broadcast(h.d), S::broadcast(h.m));
-  }
-};
+using Q4_0Values = NibbleValues<S, BlockQ4_0, false, false>;
+template <class S>
+using Q4_1Values = NibbleValues<S, BlockQ4_1, false, true>;
+template <class S>
+using Q5_0Values = NibbleValues<S, BlockQ5_0, true, false>;
+template <class S>
+using Q5_1Values = NibbleValues<S, BlockQ5_1, true, true>;
 
 template <class S>
 struct Q8_0Values {
