@@ -127,6 +127,13 @@ struct EvalCommand {
 
   // eval --wikitext: the WikiText-103 measure (eval/wikitext_eval.h).
   int wikitext_measure(const Model& m) const {
+    // The measure feeds WikiText's words as the model's tokens (an unknown
+    // word as the model's <unk>): a model of pieces has neither.
+    if (m.subword) {
+      throw usage_error("eval --wikitext: " + m.paths.weights +
+                        ": a model of word pieces; the measure is for word models (eval FILE "
+                        "scores any model by its pieces)");
+    }
     const Wikitext text =
         read_wikitext(read_text_file(wikitext), m.config.tokenizer, m.config.unk_token);
     if (text.scored() == 0) throw input_error(wikitext + ": no WikiText token to score");

@@ -56,7 +56,9 @@ void Completer::rank_context(std::string_view tail) {
     if (input.ids.empty()) input = encode_growing(model_, tail);  // a prefetched context
     parts_.set(*model_.memory, input.ids, logits, predictor_.logits_normalized());
   }
-  p_unk_ = model_probability(model_.unk_id);
+  // A model without an unknown word (GGUF's byte-level vocabularies) gives
+  // words outside it no share of its own.
+  p_unk_ = model_.unk_id >= 0 ? model_probability(model_.unk_id) : 0;
 
   const double lambda = options_.learn ? options_.lambda : 0;
   const double mu = options_.learn ? options_.context_weight : 0;

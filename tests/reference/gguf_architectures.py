@@ -285,6 +285,18 @@ def main():
         if r.returncode != 0 or "\ncomplete " not in r.stdout:
             failures.append("bench on %s: exit %d, %s" % (path, r.returncode, r.stderr.strip()))
             print("FAIL " + failures[-1])
+        # The word-level WikiText measure feeds words as tokens: a model of
+        # pieces (here without an unknown word) is refused in one line.
+        text = os.path.join(tmp, "wiki.tokens")
+        with open(text, "w") as f:
+            f.write(" = Title = \n the cat sat on the <unk> mat . \n")
+        r = subprocess.run([args.nextword, "eval", "--wikitext", text, "-m", path],
+                           capture_output=True, text=True)
+        if r.returncode != 2 or r.stdout or "word pieces" not in r.stderr or \
+                len(r.stderr.splitlines()) != 1:
+            failures.append("eval --wikitext on %s: exit %d, %r %r" % (
+                path, r.returncode, r.stdout, r.stderr.strip()))
+            print("FAIL " + failures[-1])
     return 1 if failures else 0
 
 
