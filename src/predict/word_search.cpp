@@ -41,13 +41,59 @@ void keep_best(std::vector<T>& all, int beam) {
   all.resize(kept);
 }
 
-// ln sum_j e^logits[j], in double throughout: the search multiplies many
+// The partial words one piece longer that the beam keeps: the `beam` best
+// seen so far (the more probable, then the earlier parent, then the lower
+// piece id), in a heap whose front is the worst kept, so that most
+// extensions are turned down by one comparison.
+class BestExtensions {
+ public:
+  explicit BestExtensions(int beam) : beam_(static_cast<size_t>(std::max(beam, 0))) {}
+  void clear() { kept_.clear(); }
+  // Whether an extension of this probability would be kept (ties to the
+  // worst kept are decided in add()).
+  bool may_keep(double log_p) const { return kept_.size() < beam_ || log_p >= kept_.front().log_p; }
+  void add(const Extension& e) {
+    if (kept_.size() < beam_) {
+      kept_.push_back(e);
+      std::push_heap(kept_.begin(), kept_.end(), better);
+    } else if (beam_ > 0 && better(e, kept_.front())) {
+      std::pop_heap(kept_.begin(), kept_.end(), better);
+      kept_.back() = e;
+      std::push_heap(kept_.begin(), kept_.end(), better);
+    }
+  }
+  // The kept ones, best first (the heap is spent).
+  const std::vector<Extension>& best_first() {
+    std::sort_heap(kept_.begin(), kept_.end(), better);
+    return kept_;
+  }
+
+ private:
+  static bool better(const Extension& a, const Extension& b) {
+    if (a.log_p != b.log_p) return a.log_p > b.log_p;
+    return a.parent != b.parent ? a.parent < b.parent : a.id < b.id;
+  }
+  size_t beam_;
+  std::vector<Extension> kept_;
+};
+
+// A row's ln sum_j e^logits[j] and the share of its probability on the
+// pieces that begin a word (the chance that the word ends there), one
+// exponential a piece, in double throughout: the search multiplies many
 // probabilities, and layers.h's log_sum_exp takes float exponentials.
-double log_normalizer(std::span<const float> logits) {
+struct RowShares {
+  double log_normalizer;
+  double begins;
+};
+RowShares row_shares(std::span<const float> logits, const std::vector<bool>& begins) {
   const float most = *std::max_element(logits.begin(), logits.end());
-  double sum = 0;
-  for (const float x : logits) sum += std::exp(static_cast<double>(x) - most);
-  return most + std::log(sum);
+  double sum = 0, begun = 0;
+  for (size_t id = 0; id < logits.size(); ++id) {
+    const double e = std::exp(static_cast<double>(logits[id]) - most);
+    sum += e;
+    if (begins[id]) begun += e;
+  }
+  return {most + std::log(sum), begun / sum};
 }
 
 // `word`'s text (its leading space dropped) as ASCII folds it.
@@ -109,7 +155,7 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   // Depth 1: the pieces that begin a word (not <unk>, <s> or </s>, whose
   // words are never listed).
   std::span<const float> logits = predictor.next_logits(path);
-  double z = log_normalizer(logits);
+  double z = row_shares(logits, begins).log_normalizer;
   std::vector<Partial> beam;
   for (int id = 0; id < V; ++id) {
     if (model.subword->is_control(id)) continue;
@@ -125,7 +171,7 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   std::vector<int> parents, pieces;
   for (const Partial& p : beam) pieces.push_back(p.ids.front());
   std::map<std::string, double> words;  // the word's text (its space kept) -> probability
-  std::vector<Extension> longer;
+  BestExtensions longer(search.beam);
   for (int depth = 1; depth <= search.max_pieces && !beam.empty(); ++depth) {
     longer.clear();
     const std::span<const float> rows =
@@ -139,29 +185,27 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
         path.ids.insert(path.ids.end(), p.ids.begin(), p.ids.end());
         logits = predictor.next_logits(path);
       }
-      z = log_normalizer(logits);
       // The word ends here with the probability that a word begins next.
-      double ends = 0;
-      for (int id = 0; id < V; ++id) {
-        if (begins[static_cast<size_t>(id)]) ends += std::exp(logits[static_cast<size_t>(id)] - z);
-      }
+      const RowShares shares = row_shares(logits, begins);
+      z = shares.log_normalizer;
       const std::string folded = folded_word(p.text);
-      if (folded.size() >= typed.size()) words[p.text] += std::exp(p.log_p) * ends;
+      if (folded.size() >= typed.size()) words[p.text] += std::exp(p.log_p) * shares.begins;
       if (depth == search.max_pieces) continue;
       for (int id = 0; id < V; ++id) {
         if (begins[static_cast<size_t>(id)]) continue;
+        const double log_p = p.log_p + (logits[static_cast<size_t>(id)] - z);
+        if (!longer.may_keep(log_p)) continue;
         if (folded.size() < typed.size() &&
             !can_reach_with(folded, model.subword->text(id), typed)) {
           continue;
         }
-        longer.push_back({b, id, p.log_p + (logits[static_cast<size_t>(id)] - z)});
+        longer.add({b, id, log_p});
       }
     }
-    keep_best(longer, search.beam);
     std::vector<Partial> kept;
     parents.clear();
     pieces.clear();
-    for (const Extension& e : longer) {
+    for (const Extension& e : longer.best_first()) {
       parents.push_back(static_cast<int>(e.parent));
       pieces.push_back(e.id);
       const Partial& parent = beam[e.parent];
