@@ -264,6 +264,11 @@ void block_product_transposed(int M, int N, int K, const float* A, int lda, cons
       block_row_group<S, D, RA>(n, K, A + offset(i, lda), lda, b, row_bytes, C + offset(i, ldc) + j,
                                 ldc);
     }
+    // Two rows left widen B's blocks once, not once each.
+    for (; RA > 2 && i + 2 <= M; i += 2) {
+      block_row_group<S, D, 2>(n, K, A + offset(i, lda), lda, b, row_bytes, C + offset(i, ldc) + j,
+                               ldc);
+    }
     for (; i < M; ++i) {
       block_row_group<S, D, 1>(n, K, A + offset(i, lda), lda, b, row_bytes, C + offset(i, ldc) + j,
                                ldc);

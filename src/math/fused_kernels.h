@@ -317,6 +317,10 @@ void fused_product_transposed(int M, int N, int K, const float* A, int lda, cons
     for (; i + RA <= M; i += RA) {
       nt_rows<S, RA>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);
     }
+    // Two rows left meet B's rows once, not once each.
+    for (; RA > 2 && i + 2 <= M; i += 2) {
+      nt_rows<S, 2>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);
+    }
     for (; i < M; ++i)
       nt_rows<S, 1>(n, K, A + offset(i, lda), lda, b, ldb, C + offset(i, ldc) + j, ldc);
   }

@@ -17,11 +17,15 @@ namespace {
 
 // Products smaller than this (multiply-adds) run on one thread.
 constexpr double kParallelProduct = 1 << 21;
-// A single row's product is split among the threads in blocks of this many
+// A product of few rows is split among the threads in blocks of this many
 // columns (a multiple of every family's vector), from this much work on: a
 // row reads the whole matrix once, so sharing it pays sooner than rows do.
 constexpr int kColumnBlock = 64;
 constexpr double kParallelRow = 1 << 16;
+// Up to this many rows the threads share the columns too: each then widens
+// (or reads) only its part of the matrix, where a share of the rows would
+// widen the whole of it (the word search's 16 partial words, a short prompt).
+constexpr int kColumnSplitRows = 32;
 
 }  // namespace
 
@@ -73,16 +77,17 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
     }
   };
   const double work = static_cast<double>(M) * N * K;
-  if (!rows_split() || work < (M == 1 ? kParallelRow : kParallelProduct) || omp_in_parallel()) {
+  if (!rows_split() || work < (M <= kColumnSplitRows ? kParallelRow : kParallelProduct) ||
+      omp_in_parallel()) {
     block(0, M, 0, N);
     return;
   }
-  if (M >= 2) {
+  if (M > kColumnSplitRows) {
     on_thread_rows(M, [&](int begin, int end) { block(begin, end, 0, N); });
     return;
   }
-  // One row (generation's next piece): the threads share its columns, in
-  // whole blocks of kColumnBlock.
+  // Few rows (one: generation's next piece): the threads share the columns,
+  // in whole blocks of kColumnBlock.
   const int blocks = (N + kColumnBlock - 1) / kColumnBlock;
   on_thread_rows(blocks, [&](int begin, int end) {
     block(0, M, begin * kColumnBlock, std::min(end * kColumnBlock, N));
