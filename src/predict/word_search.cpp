@@ -51,7 +51,9 @@ class BestExtensions {
   void clear() { kept_.clear(); }
   // Whether an extension of this probability would be kept (ties to the
   // worst kept are decided in add()).
-  bool may_keep(double log_p) const { return kept_.size() < beam_ || log_p >= kept_.front().log_p; }
+  bool may_keep(double log_p) const {
+    return kept_.size() < beam_ || (!kept_.empty() && log_p >= kept_.front().log_p);
+  }
   void add(const Extension& e) {
     if (kept_.size() < beam_) {
       kept_.push_back(e);
