@@ -32,15 +32,6 @@ struct Extension {
   double log_p;
 };
 
-// The `beam` most probable of `all`, best first.
-template <class T>
-void keep_best(std::vector<T>& all, int beam) {
-  const auto kept = std::min(all.size(), static_cast<size_t>(beam));
-  std::partial_sort(all.begin(), all.begin() + static_cast<long>(kept), all.end(),
-                    [](const T& a, const T& b) { return a.log_p > b.log_p; });
-  all.resize(kept);
-}
-
 // The partial words one piece longer that the beam keeps: the `beam` best
 // seen so far (the more probable, then the earlier parent, then the lower
 // piece id), in a heap whose front is the worst kept, so that most
@@ -78,6 +69,24 @@ class BestExtensions {
   size_t beam_;
   std::vector<Extension> kept_;
 };
+
+// The extensions the beam kept, spelled out: entry e.parent of `from`
+// followed by piece e.id; parents and pieces say the same for the batch.
+std::vector<Partial> spell_out(const std::vector<Partial>& from, BestExtensions& longer,
+                               const Model& model, std::vector<int>& parents,
+                               std::vector<int>& pieces) {
+  std::vector<Partial> kept;
+  parents.clear();
+  pieces.clear();
+  for (const Extension& e : longer.best_first()) {
+    parents.push_back(static_cast<int>(e.parent));
+    pieces.push_back(e.id);
+    const Partial& parent = from[e.parent];
+    kept.push_back({parent.ids, parent.text + model.subword->text(e.id), e.log_p});
+    kept.back().ids.push_back(e.id);
+  }
+  return kept;
+}
 
 // A row's ln sum_j e^logits[j] and the share of its probability on the
 // pieces that begin a word (the chance that the word ends there), one
@@ -155,25 +164,26 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
   const std::string typed = folded_word(prefix);
 
   // Depth 1: the pieces that begin a word (not <unk>, <s> or </s>, whose
-  // words are never listed).
+  // words are never listed): extensions of an empty partial word, only the
+  // kept ones spelled out.
   std::span<const float> logits = predictor.next_logits(path);
   double z = row_shares(logits, begins).log_normalizer;
-  std::vector<Partial> beam;
+  BestExtensions longer(search.beam);
   for (int id = 0; id < V; ++id) {
-    if (model.subword->is_control(id)) continue;
-    std::string text = model.subword->text(id);
-    if (begins[static_cast<size_t>(id)] && can_reach(folded_word(text), typed)) {
-      beam.push_back({{id}, std::move(text), logits[static_cast<size_t>(id)] - z});
+    if (!begins[static_cast<size_t>(id)] || model.subword->is_control(id)) continue;
+    const double log_p = logits[static_cast<size_t>(id)] - z;
+    if (longer.may_keep(log_p) && can_reach(folded_word(model.subword->text(id)), typed)) {
+      longer.add({0, id, log_p});
     }
   }
-  keep_best(beam, search.beam);
   // Each depth's partial words side by side: beam entry b is entry
-  // parents[b] of the depth before followed by pieces[b].
-  const bool side_by_side = search.side_by_side && predictor.start_branches(path);
+  // parents[b] of the depth before followed by pieces[b] (at the first
+  // depth, the context followed by pieces[b]).
   std::vector<int> parents, pieces;
-  for (const Partial& p : beam) pieces.push_back(p.ids.front());
+  std::vector<Partial> beam = spell_out({Partial{}}, longer, model, parents, pieces);
+  parents.clear();
+  const bool side_by_side = search.side_by_side && predictor.start_branches(path);
   std::map<std::string, double> words;  // the word's text (its space kept) -> probability
-  BestExtensions longer(search.beam);
   for (int depth = 1; depth <= search.max_pieces && !beam.empty(); ++depth) {
     longer.clear();
     const std::span<const float> rows =
@@ -204,17 +214,7 @@ std::vector<NextWord> next_words(Predictor& predictor, const Encoded& context, i
         longer.add({b, id, log_p});
       }
     }
-    std::vector<Partial> kept;
-    parents.clear();
-    pieces.clear();
-    for (const Extension& e : longer.best_first()) {
-      parents.push_back(static_cast<int>(e.parent));
-      pieces.push_back(e.id);
-      const Partial& parent = beam[e.parent];
-      kept.push_back({parent.ids, parent.text + model.subword->text(e.id), e.log_p});
-      kept.back().ids.push_back(e.id);
-    }
-    beam = std::move(kept);
+    beam = spell_out(beam, longer, model, parents, pieces);
   }
   std::vector<NextWord> listed;
   for (const auto& [text, probability] : words) {
