@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "base/threading.h"
 #include "math/kernels.h"
 #include "math/layers.h"
+#include "math/q8_activations.h"
 #include "math/row_products.h"
 #include "math/training_products.h"
 
@@ -72,6 +74,18 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
         const size_t row_bytes = element_bytes(type, static_cast<size_t>(ldb));
         const BlockRows rows{type, static_cast<const char*>(elements) + area(column, 1) * row_bytes,
                              row_bytes};
+        if (q8_activations() && q8_type(type)) {
+          // This block's rows of A rounded to 8 bits (the same bits in
+          // whichever block rounds them).
+          thread_local std::vector<int8_t> q;
+          thread_local std::vector<float> d;
+          q.resize(area(m, K));
+          d.resize(area(m, K / 32));
+          for (int i = 0; i < m; ++i) {
+            round_to_q8(a + area(i, lda), K, q.data() + area(i, K), d.data() + area(i, K / 32));
+          }
+          return q8_product(m, n, K, q.data(), d.data(), K, rows, c, ldc);
+        }
         return row_product_transposed(m, n, K, a, lda, rows, c, ldc);
       }
     }
