@@ -4,7 +4,7 @@
 #include <immintrin.h>
 
 #include "math/block_kernels.h"
-#include "math/q8_activations.h"
+#include "math/q8_kernels.h"
 
 namespace nextword {
 namespace {
@@ -147,100 +147,9 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const Bloc
   block_product_transposed<Avx2>(M, N, K, A, lda, B.type, B.rows, B.row_bytes, C, ldc);
 }
 
-// q8_activations.h's product: one row of A's 32-value blocks loaded once
-// for four rows of B; each block's products of signed bytes as |w| times a
-// with w's sign (vpmaddubsw: 2 x 128 x 127 never saturates 16 bits), pairs
-// of those added (vpmaddwd) into 8 lanes of 4 values each.
-template <WeightType T>
-NEXTWORD_VECTOR_OP __m256i q8_weights(const char* row, int b) {
-  if constexpr (T == WeightType::kQ8_0) {
-    return _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(row)[b].q));
-  } else {
-    const __m128i qs = _mm_loadu_si128(
-        reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ4_0*>(row)[b].qs));
-    const __m128i low = _mm_set1_epi8(0xF);
-    const __m256i n =
-        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), low), _mm_and_si128(qs, low));
-    return _mm256_sub_epi8(n, _mm256_set1_epi8(8));
-  }
-}
-
-template <WeightType T>
-NEXTWORD_VECTOR_OP float q8_scale(const char* row, int b) {
-  uint16_t h;
-  if constexpr (T == WeightType::kQ8_0) {
-    h = reinterpret_cast<const BlockQ8_0*>(row)[b].d;
-  } else {
-    h = reinterpret_cast<const BlockQ4_0*>(row)[b].d;
-  }
-  return _cvtsh_ss(h);  // exact, as f16_to_float
-}
-
-NEXTWORD_VECTOR_OP float q8_sum8(__m256 v) {
-  const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
-  return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
-}
-
-// Block b's products with rows [0, RB) of B, into acc[r].
-template <WeightType T, int RB>
-NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RB], const int8_t* q, float d, const char* B,
-                                size_t row_bytes, int b) {
-  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * b));
-  const __m256i ones = _mm256_set1_epi16(1);
-#pragma GCC unroll 4
-  for (int r = 0; r < RB; ++r) {
-    const char* row = B + static_cast<size_t>(r) * row_bytes;
-    const __m256i w = q8_weights<T>(row, b);
-    const __m256i p =
-        _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(a, w)), ones);
-    const __m256 s = _mm256_set1_ps(q8_scale<T>(row, b) * d);
-    acc[r] = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), acc[r]);
-  }
-}
-
-template <WeightType T, int RB>
-NEXTWORD_HOT_LOOP void q8_rows(int blocks, const int8_t* q, const float* d, const char* B,
-                               size_t row_bytes, float* C) {
-  __m256 even[RB], odd[RB];
-  for (int r = 0; r < RB; ++r) even[r] = odd[r] = _mm256_setzero_ps();
-  int b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    q8_step<T, RB>(even, q, d[b], B, row_bytes, b);
-    q8_step<T, RB>(odd, q, d[b + 1], B, row_bytes, b + 1);
-  }
-  if (b < blocks) q8_step<T, RB>(even, q, d[b], B, row_bytes, b);
-  for (int r = 0; r < RB; ++r) C[r] = q8_sum8(_mm256_add_ps(even[r], odd[r]));
-}
-
-template <WeightType T>
-void q8_product_of(int M, int N, int K, const int8_t* q, const float* d, int lda,
-                   const BlockRows& B, float* C, int ldc) {
-  const int blocks = K / 32;
-  const char* rows = static_cast<const char*>(B.rows);
-  for (int i = 0; i < M; ++i) {
-    const int8_t* qi = q + static_cast<ptrdiff_t>(i) * lda;
-    const float* di = d + static_cast<ptrdiff_t>(i) * (lda / 32);
-    float* c = C + static_cast<ptrdiff_t>(i) * ldc;
-    int j = 0;
-    for (; j + 4 <= N; j += 4) {
-      q8_rows<T, 4>(blocks, qi, di, rows + static_cast<size_t>(j) * B.row_bytes, B.row_bytes,
-                    c + j);
-    }
-    for (; j < N; ++j) {
-      q8_rows<T, 1>(blocks, qi, di, rows + static_cast<size_t>(j) * B.row_bytes, B.row_bytes,
-                    c + j);
-    }
-  }
-}
-
 void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
                 float* C, int ldc) {
-  if (B.type == WeightType::kQ8_0) {
-    return q8_product_of<WeightType::kQ8_0>(M, N, K, q, d, lda, B, C, ldc);
-  }
-  q8_product_of<WeightType::kQ4_0>(M, N, K, q, d, lda, B, C, ldc);
+  q8_kernel_product(M, N, K, q, d, lda, B, C, ldc);
 }
 
 }  // namespace avx2

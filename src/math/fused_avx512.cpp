@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include "math/block_kernels.h"
+#include "math/q8_kernels.h"
 
 namespace nextword {
 namespace {
@@ -137,6 +138,11 @@ void product_transposed(int M, int N, int K, const float* A, int lda, const Bf16
 void product_transposed(int M, int N, int K, const float* A, int lda, const BlockRows& B, float* C,
                         int ldc) {
   block_product_transposed<Avx512>(M, N, K, A, lda, B.type, B.rows, B.row_bytes, C, ldc);
+}
+
+void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
+                float* C, int ldc) {
+  q8_kernel_product(M, N, K, q, d, lda, B, C, ldc);
 }
 
 }  // namespace avx512

@@ -54,7 +54,7 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
     const float* di = d + static_cast<ptrdiff_t>(i) * (lda / 32);
     for (int j = 0; j < N; ++j) {
       const char* row = static_cast<const char*>(B.rows) + static_cast<size_t>(j) * B.row_bytes;
-      float acc[2][8] = {};
+      float v[8] = {};
       for (int b = 0; b < blocks; ++b) {
         int8_t w[32];
         float scale;
@@ -63,11 +63,9 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
         for (int l = 0; l < 8; ++l) {
           int32_t p = 0;
           for (int t = 4 * l; t < 4 * l + 4; ++t) p += int32_t{w[t]} * qi[32 * b + t];
-          acc[b % 2][l] = std::fma(s, static_cast<float>(p), acc[b % 2][l]);
+          v[l] = std::fma(s, static_cast<float>(p), v[l]);
         }
       }
-      float v[8];
-      for (int l = 0; l < 8; ++l) v[l] = acc[0][l] + acc[1][l];
       for (int l = 0; l < 4; ++l) v[l] += v[l + 4];
       for (int l = 0; l < 2; ++l) v[l] += v[l + 2];
       C[static_cast<ptrdiff_t>(i) * ldc + j] = v[0] + v[1];
@@ -77,8 +75,11 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
 
 void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
                 float* C, int ldc) {
-  if (kernel_path() == KernelPath::kPlain) return plain_q8_product(M, N, K, q, d, lda, B, C, ldc);
-  avx2::q8_product(M, N, K, q, d, lda, B, C, ldc);
+  switch (kernel_path()) {
+    case KernelPath::kPlain: return plain_q8_product(M, N, K, q, d, lda, B, C, ldc);
+    case KernelPath::kAvx2: return avx2::q8_product(M, N, K, q, d, lda, B, C, ldc);
+    case KernelPath::kAvx512: return avx512::q8_product(M, N, K, q, d, lda, B, C, ldc);
+  }
 }
 
 }  // namespace nextword

@@ -10,9 +10,8 @@
 // rounded half away from zero. For weight row w with block scales dw, the
 // product is, in every kernel family, these bits:
 //   p[b][l] = sum of w q over values 4l .. 4l+3 of block b (exact integers)
-//   acc[b % 2][l] = fma(dw[b] * d[b], float(p[b][l]), acc[b % 2][l])
-//   c = sum8(acc[0] + acc[1]), sum8 adding lanes l and l + 4, then l and
-//   l + 2, then 0 and 1
+//   acc[l] = fma(dw[b] * d[b], float(p[b][l]), acc[l]), block after block
+//   c = sum8(acc), adding lanes l and l + 4, then l and l + 2, then 0 and 1
 // so the AVX2 family's 8-lane integer sums and the plain loop agree.
 #pragma once
 
@@ -39,9 +38,12 @@ namespace avx2 {
 void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
                 float* C, int ldc);
 }  // namespace avx2
+namespace avx512 {
+void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
+                float* C, int ldc);
+}  // namespace avx512
 
-// The family in force (math/kernel_paths.h): plain, or the AVX2 kernel
-// (the AVX-512 family's CPUs run it too).
+// The family in force (math/kernel_paths.h), each the plain loop's bits.
 void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
                 float* C, int ldc);
 
