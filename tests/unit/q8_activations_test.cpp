@@ -1,5 +1,4 @@
-// Not yet compiled (WIP on branch int8): math/q8_activations.h against the
-// test's own arithmetic.
+// math/q8_activations.h against the test's own arithmetic.
 #include "math/q8_activations.h"
 
 #include <catch2/catch.hpp>
@@ -41,11 +40,12 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
           "[math]") {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0, 1);
+  const KernelPath before = kernel_path();
   for (const WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0}) {
     for (const int K : {32, 96, 576}) {
       for (const int N : {1, 5, 13}) {
         for (const int M : {1, 2, 5, 9}) {
-          const std::vector<char> bytes = testing::random_blocks(type, size_t(N) * K, rng);
+          const auto bytes = testing::random_blocks(type, size_t(N) * K, rng);
           const BlockRows B{type, bytes.data(), element_bytes(type, size_t(K))};
           std::vector<float> A(size_t(M) * K);
           for (float& x : A) x = normal(rng);
@@ -77,12 +77,12 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
             q8_product(M, N, K, q.data(), d.data(), K, B, C.data(), N);
             CHECK(std::memcmp(C.data(), plain.data(), C.size() * sizeof(float)) == 0);
             for (int i = 0; i < M; ++i) {
-              std::vector<float> one(size_t(N));
+              std::vector<float> one(static_cast<size_t>(N));
               q8_product(1, N, K, &q[size_t(i * K)], &d[size_t(i * K / 32)], K, B, one.data(), N);
               CHECK(std::memcmp(one.data(), &plain[size_t(i * N)], one.size() * sizeof(float)) == 0);
             }
           }
-          set_kernel_path(available_kernel_paths().back());
+          set_kernel_path(before);
         }
       }
     }
