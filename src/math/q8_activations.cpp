@@ -78,7 +78,11 @@ void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, c
   switch (kernel_path()) {
     case KernelPath::kPlain: return plain_q8_product(M, N, K, q, d, lda, B, C, ldc);
     case KernelPath::kAvx2: return avx2::q8_product(M, N, K, q, d, lda, B, C, ldc);
-    case KernelPath::kAvx512: return avx512::q8_product(M, N, K, q, d, lda, B, C, ldc);
+    case KernelPath::kAvx512: {
+      static const bool has_vnni = __builtin_cpu_supports("avx512vnni");
+      if (has_vnni) return vnni::q8_product(M, N, K, q, d, lda, B, C, ldc);
+      return avx512::q8_product(M, N, K, q, d, lda, B, C, ldc);
+    }
   }
 }
 

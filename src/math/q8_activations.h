@@ -42,6 +42,10 @@ namespace avx512 {
 void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
                 float* C, int ldc);
 }  // namespace avx512
+namespace vnni {
+void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,
+                float* C, int ldc);
+}  // namespace vnni
 
 // The family in force (math/kernel_paths.h), each the plain loop's bits.
 void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, const BlockRows& B,

@@ -1,7 +1,9 @@
 // The kernel of math/q8_activations.h's products in 256-bit integer
 // vectors (AVX2's vpmaddubsw and vpmaddwd), included by the AVX2 family and
-// by the AVX-512 family, whose 32 vector registers hold more sums at once.
-// Both give the plain loop's bits.
+// by the AVX-512 family, whose 32 vector registers hold more sums at once,
+// and with NEXTWORD_Q8_VNNI by q8_vnni.cpp for CPUs with AVX-512 VNNI
+// (vpdpbusd: the four-value sums in one instruction). All give the plain
+// loop's bits.
 #pragma once
 
 #include <immintrin.h>
@@ -10,6 +12,7 @@
 #include <cstdint>
 
 #include "base/quant_blocks.h"
+#include "math/fused_kernels.h"  // NEXTWORD_VECTOR_OP
 #include "math/kernel_paths.h"
 #include "math/q8_activations.h"
 
@@ -57,12 +60,13 @@ NEXTWORD_VECTOR_OP float q8_sum8(__m256 v) {
 template <WeightType T, int RA, int RB>
 NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], const int8_t* q, const float* d, int lda,
                                 const char* B, size_t row_bytes, int b) {
-  const __m256i ones = _mm256_set1_epi16(1);
+  [[maybe_unused]] const __m256i ones = _mm256_set1_epi16(1);  // vpmaddwd's pairs
   __m256i a[RA];
   float da[RA];
 #pragma GCC unroll 4
   for (int i = 0; i < RA; ++i) {
-    a[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + static_cast<ptrdiff_t>(i) * lda + 32 * b));
+    a[i] = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(q + static_cast<ptrdiff_t>(i) * lda + 32 * b));
     da[i] = d[static_cast<ptrdiff_t>(i) * (lda / 32) + b];
   }
 #pragma GCC unroll 4
@@ -73,8 +77,14 @@ NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], const int8_t* q, const fl
     const float dw = q8_scale<T>(row, b);
 #pragma GCC unroll 4
     for (int i = 0; i < RA; ++i) {
-      const __m256i p = _mm256_madd_epi16(
-          _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(a[i], w)), ones);
+#ifdef NEXTWORD_Q8_VNNI
+      // The same four-value sums in one instruction.
+      const __m256i p =
+          _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude, _mm256_sign_epi8(a[i], w));
+#else
+      const __m256i p =
+          _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(a[i], w)), ones);
+#endif
       acc[i][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * da[i]), _mm256_cvtepi32_ps(p), acc[i][r]);
     }
   }
