@@ -152,5 +152,33 @@ void q8_product(int M, int N, int K, const int8_t* q, const float* d, int lda, c
   q8_kernel_product(M, N, K, q, d, lda, B, C, ldc);
 }
 
+void round_to_q8(const float* x, int K, int8_t* q, float* d) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int b = 0; b < K / 32; ++b) {
+    __m256 v[4], most = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      v[k] = _mm256_loadu_ps(x + 32 * b + 8 * k);
+      most = _mm256_max_ps(most, _mm256_andnot_ps(sign, v[k]));
+    }
+    // The largest magnitude (max is exact in any order).
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(most), _mm256_extractf128_ps(most, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float scale = _mm_cvtss_f32(m4) / 127;
+    const float inverse = scale != 0 ? 1 / scale : 0;
+    d[b] = _cvtsh_ss(_cvtss_sh(scale, _MM_FROUND_TO_NEAREST_INT));
+    __m256i i32[4];
+    for (int k = 0; k < 4; ++k) {
+      i32[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], _mm256_set1_ps(inverse)),
+                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    // 32 -> 16 -> 8 bits (no value is outside -127 .. 127), lanes put back in order.
+    const __m256i i16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(i32[0], i32[1]), 0xD8);
+    const __m256i j16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(i32[2], i32[3]), 0xD8);
+    const __m256i i8 = _mm256_permute4x64_epi64(_mm256_packs_epi16(i16, j16), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * b), i8);
+  }
+}
+
 }  // namespace avx2
 }  // namespace nextword

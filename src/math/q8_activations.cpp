@@ -35,6 +35,11 @@ bool q8_activations() { return q8_on.load(std::memory_order_relaxed); }
 bool q8_type(WeightType type) { return type == WeightType::kQ8_0 || type == WeightType::kQ4_0; }
 
 void round_to_q8(const float* x, int K, int8_t* q, float* d) {
+  if (kernel_path() == KernelPath::kPlain) return plain_round_to_q8(x, K, q, d);
+  avx2::round_to_q8(x, K, q, d);  // the AVX-512 family's CPUs have AVX2
+}
+
+void plain_round_to_q8(const float* x, int K, int8_t* q, float* d) {
   for (int b = 0; b < K / 32; ++b) {
     const float* v = x + 32 * b;
     float most = 0;
@@ -42,7 +47,8 @@ void round_to_q8(const float* x, int K, int8_t* q, float* d) {
     const float scale = most / 127;
     const float inverse = scale != 0 ? 1 / scale : 0;
     d[b] = f16_to_float(float_to_f16(scale));
-    for (int i = 0; i < 32; ++i) q[32 * b + i] = static_cast<int8_t>(std::round(v[i] * inverse));
+    for (int i = 0; i < 32; ++i)
+      q[32 * b + i] = static_cast<int8_t>(std::nearbyint(v[i] * inverse));
   }
 }
 

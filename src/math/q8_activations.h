@@ -6,9 +6,9 @@
 // the rows beside it.
 //
 // The row of A, K values, becomes blocks of 32: d = max |a| / 127 rounded
-// to a half (as ggml stores it), q = a / d (by the unrounded d's inverse)
-// rounded half away from zero. For weight row w with block scales dw, the
-// product is, in every kernel family, these bits:
+// to a half (as ggml stores it), q = a times the unrounded d's inverse,
+// rounded to the nearest integer, ties to even (as ggml's AVX code does). For weight row w with
+// block scales dw, the product is, in every kernel family, these bits:
 //   p[b][l] = sum of w q over values 4l .. 4l+3 of block b (exact integers)
 //   acc[l] = fma(dw[b] * d[b], float(p[b][l]), acc[l]), block after block
 //   c = sum8(acc), adding lanes l and l + 4, then l and l + 2, then 0 and 1
@@ -27,8 +27,13 @@ bool q8_activations();
 // Whether q8 products take weights of this type.
 bool q8_type(WeightType type);
 
-// Row x (K values, a multiple of 32) in q8_0 blocks: q[K] and d[K / 32].
+// Row x (K values, a multiple of 32) in q8_0 blocks: q[K] and d[K / 32],
+// in the family in force (each the same bits).
 void round_to_q8(const float* x, int K, int8_t* q, float* d);
+void plain_round_to_q8(const float* x, int K, int8_t* q, float* d);
+namespace avx2 {
+void round_to_q8(const float* x, int K, int8_t* q, float* d);
+}  // namespace avx2
 
 // C = A B^T for rows of A already rounded (q, d as round_to_q8's, lda
 // values apart), B's rows in blocks of a q8_type.

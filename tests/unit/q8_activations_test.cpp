@@ -22,7 +22,18 @@ TEST_CASE("a row rounded to q8_0 blocks: scales as halves, values within half a 
   for (int i = 32; i < 64; ++i) x[static_cast<size_t>(i)] = 0;  // a block of zeros: scale 0
   std::vector<int8_t> q(96);
   std::vector<float> d(3);
-  round_to_q8(x.data(), 96, q.data(), d.data());
+  plain_round_to_q8(x.data(), 96, q.data(), d.data());
+  // Every family rounds to the same bytes.
+  const KernelPath before = kernel_path();
+  for (const KernelPath path : available_kernel_paths()) {
+    set_kernel_path(path);
+    std::vector<int8_t> q2(96);
+    std::vector<float> d2(3);
+    round_to_q8(x.data(), 96, q2.data(), d2.data());
+    CHECK(q2 == q);
+    CHECK(d2 == d);
+  }
+  set_kernel_path(before);
   CHECK(d[1] == 0);
   for (int b = 0; b < 3; ++b) {
     double most = 0;
@@ -32,6 +43,7 @@ TEST_CASE("a row rounded to q8_0 blocks: scales as halves, values within half a 
       const size_t at = size_t(32 * b + i);
       CHECK(std::abs(int{q[at]}) <= 127);
       if (most > 0) CHECK(std::fabs(x[at] / (most / 127) - q[at]) <= 0.5 + 1e-5);
+      if (x[at] == 0) CHECK(q[at] == 0);
     }
   }
 }
