@@ -3,6 +3,8 @@
 // -mavx2 -mfma -mf16c (CMakeLists.txt); called only on a CPU that has them.
 #include <immintrin.h>
 
+#include <limits>
+
 #include "math/block_kernels.h"
 #include "math/q8_kernels.h"
 
@@ -156,9 +158,19 @@ void round_to_q8(const float* x, int K, int8_t* q, float* d) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int b = 0; b < K / 32; ++b) {
     __m256 v[4], most = _mm256_setzero_ps();
+    int finite = 0xFF;
     for (int k = 0; k < 4; ++k) {
       v[k] = _mm256_loadu_ps(x + 32 * b + 8 * k);
-      most = _mm256_max_ps(most, _mm256_andnot_ps(sign, v[k]));
+      const __m256 magnitude = _mm256_andnot_ps(sign, v[k]);
+      // Ordered: false for NaN as for infinities.
+      finite &= _mm256_movemask_ps(
+          _mm256_cmp_ps(magnitude, _mm256_set1_ps(std::numeric_limits<float>::max()), _CMP_LE_OQ));
+      most = _mm256_max_ps(most, magnitude);
+    }
+    if (finite != 0xFF) {  // as the plain loop: d NaN, q 0
+      d[b] = std::numeric_limits<float>::quiet_NaN();
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * b), _mm256_setzero_si256());
+      continue;
     }
     // The largest magnitude (max is exact in any order).
     __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(most), _mm256_extractf128_ps(most, 1));

@@ -1,7 +1,9 @@
 #include "math/q8_activations.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 
 #include "base/half_float.h"
 #include "base/quant_blocks.h"
@@ -42,6 +44,11 @@ void round_to_q8(const float* x, int K, int8_t* q, float* d) {
 void plain_round_to_q8(const float* x, int K, int8_t* q, float* d) {
   for (int b = 0; b < K / 32; ++b) {
     const float* v = x + 32 * b;
+    if (!std::all_of(v, v + 32, [](float a) { return std::isfinite(a); })) {
+      d[b] = std::numeric_limits<float>::quiet_NaN();
+      std::fill(q + 32 * b, q + 32 * b + 32, int8_t{0});
+      continue;
+    }
     float most = 0;
     for (int i = 0; i < 32; ++i) most = std::fmax(most, std::fabs(v[i]));
     const float scale = most / 127;

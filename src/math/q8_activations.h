@@ -7,7 +7,9 @@
 //
 // The row of A, K values, becomes blocks of 32: d = max |a| / 127 rounded
 // to a half (as ggml stores it), q = a times the unrounded d's inverse,
-// rounded to the nearest integer, ties to even (as ggml's AVX code does). For weight row w with
+// rounded to the nearest integer, ties to even (as ggml's AVX code does).
+// A block holding a value that is not finite gets d NaN and q 0, so the
+// products it meets are NaN in every family. For weight row w with
 // block scales dw, the product is, in every kernel family, these bits:
 //   p[b][l] = sum of w q over values 4l .. 4l+3 of block b (exact integers)
 //   acc[l] = fma(dw[b] * d[b], float(p[b][l]), acc[l]), block after block

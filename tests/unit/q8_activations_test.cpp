@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -13,8 +14,7 @@
 
 using namespace nextword;
 
-TEST_CASE("a row rounded to q8_0 blocks: scales as halves, values within half a step",
-          "[math]") {
+TEST_CASE("a row rounded to q8_0 blocks: scales as halves, values within half a step", "[math]") {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0, 3);
   std::vector<float> x(96);
@@ -91,7 +91,8 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
             for (int i = 0; i < M; ++i) {
               std::vector<float> one(static_cast<size_t>(N));
               q8_product(1, N, K, &q[size_t(i * K)], &d[size_t(i * K / 32)], K, B, one.data(), N);
-              CHECK(std::memcmp(one.data(), &plain[size_t(i * N)], one.size() * sizeof(float)) == 0);
+              CHECK(std::memcmp(one.data(), &plain[size_t(i * N)], one.size() * sizeof(float)) ==
+                    0);
             }
           }
           set_kernel_path(before);
@@ -99,4 +100,26 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
       }
     }
   }
+}
+
+TEST_CASE("a block of activations that is not finite: scale NaN, values 0, in every family",
+          "[math]") {
+  const KernelPath before = kernel_path();
+  for (const float bad :
+       {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::quiet_NaN()}) {
+    std::vector<float> x(64, 1.5f);
+    x[40] = bad;
+    for (const KernelPath path : available_kernel_paths()) {
+      set_kernel_path(path);
+      std::vector<int8_t> q(64, 7);
+      std::vector<float> d(2);
+      round_to_q8(x.data(), 64, q.data(), d.data());
+      CHECK(d[0] == f16_to_float(float_to_f16(1.5f / 127)));
+      CHECK(q[0] == 127);
+      CHECK(std::isnan(d[1]));
+      for (int i = 32; i < 64; ++i) CHECK(q[size_t(i)] == 0);
+    }
+  }
+  set_kernel_path(before);
 }
