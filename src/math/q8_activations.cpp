@@ -14,27 +14,84 @@ namespace {
 
 std::atomic<bool> q8_on{false};
 
-// Block b of a weight row as 32 signed values.
-void block_values(WeightType type, const char* row, int b, int8_t* w, float* scale) {
+// Block b (32 values) of a weight row as the q8 products read it: integer
+// values w, the scale of lanes 0-3 (values 0-15) and of lanes 4-7, and the
+// minimum subtracted from every value (0 for the types without one).
+struct Q8Block {
+  int8_t w[32];
+  float scale[2];
+  float min;
+};
+
+Q8Block block_values(WeightType type, const char* row, int b) {
+  Q8Block out{};
   if (type == WeightType::kQ8_0) {
     const auto& block = reinterpret_cast<const BlockQ8_0*>(row)[b];
-    for (int i = 0; i < 32; ++i) w[i] = block.q[i];
-    *scale = f16_to_float(block.d);
-    return;
+    for (int i = 0; i < 32; ++i) out.w[i] = block.q[i];
+    out.scale[0] = out.scale[1] = f16_to_float(block.d);
+  } else if (type == WeightType::kQ4_0) {
+    const auto& block = reinterpret_cast<const BlockQ4_0*>(row)[b];
+    for (int i = 0; i < 16; ++i) {
+      out.w[i] = static_cast<int8_t>((block.qs[i] & 0xF) - 8);
+      out.w[i + 16] = static_cast<int8_t>((block.qs[i] >> 4) - 8);
+    }
+    out.scale[0] = out.scale[1] = f16_to_float(block.d);
+  } else if (type == WeightType::kQ4_K || type == WeightType::kQ5_K) {
+    // Sub-block s of super-block b / 8: value q d1[s] - m1[s].
+    const int s = b % 8;
+    const uint8_t* qs;
+    KFactors f;
+    const uint8_t* qh = nullptr;
+    if (type == WeightType::kQ4_K) {
+      const auto& block = reinterpret_cast<const BlockQ4_K*>(row)[b / 8];
+      f = k_factors(block.d, block.dmin, block.scales);
+      qs = block.qs;
+    } else {
+      const auto& block = reinterpret_cast<const BlockQ5_K*>(row)[b / 8];
+      f = k_factors(block.d, block.dmin, block.scales);
+      qs = block.qs;
+      qh = block.qh;
+    }
+    for (int i = 0; i < 32; ++i) {
+      const uint8_t byte = qs[32 * (s / 2) + i];
+      int v = s % 2 == 0 ? byte & 0xF : byte >> 4;
+      if (qh != nullptr) v |= ((qh[i] >> s) & 1) << 4;
+      out.w[i] = static_cast<int8_t>(v);
+    }
+    out.scale[0] = out.scale[1] = f.d1[s];
+    out.min = f.m1[s];
+  } else {  // Q6_K: value 32 s + i of a super-block, scales[2 s] and [2 s + 1]
+    const auto& block = reinterpret_cast<const BlockQ6_K*>(row)[b / 8];
+    const int s = b % 8, half = s / 4, j = s % 4;
+    for (int i = 0; i < 32; ++i) {
+      const uint8_t low = block.ql[64 * half + 32 * (j % 2) + i];
+      const int nibble = j >= 2 ? low >> 4 : low & 0xF;
+      const int top = (block.qh[32 * half + i] >> (2 * j)) & 3;
+      out.w[i] = static_cast<int8_t>((nibble | top << 4) - 32);
+    }
+    for (int h = 0; h < 2; ++h) {
+      out.scale[h] = f16_to_float(block.d) * static_cast<float>(block.scales[2 * s + h]);
+    }
   }
-  const auto& block = reinterpret_cast<const BlockQ4_0*>(row)[b];
-  for (int i = 0; i < 16; ++i) {
-    w[i] = static_cast<int8_t>((block.qs[i] & 0xF) - 8);
-    w[i + 16] = static_cast<int8_t>((block.qs[i] >> 4) - 8);
-  }
-  *scale = f16_to_float(block.d);
+  return out;
+}
+
+// Lanes l and l + 4 added, then l and l + 2, then 0 and 1.
+float sum8(float (&v)[8]) {
+  for (int l = 0; l < 4; ++l) v[l] += v[l + 4];
+  for (int l = 0; l < 2; ++l) v[l] += v[l + 2];
+  return v[0] + v[1];
 }
 
 }  // namespace
 
 void set_q8_activations(bool on) { q8_on.store(on, std::memory_order_relaxed); }
 bool q8_activations() { return q8_on.load(std::memory_order_relaxed); }
-bool q8_type(WeightType type) { return type == WeightType::kQ8_0 || type == WeightType::kQ4_0; }
+bool q8_type(WeightType type) {
+  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_K ||
+         type == WeightType::kQ5_K || type == WeightType::kQ6_K;
+}
+bool q8_has_min(WeightType type) { return type == WeightType::kQ4_K || type == WeightType::kQ5_K; }
 
 void round_to_q8(const float* x, int K, int8_t* q, float* d) {
   if (kernel_path() == KernelPath::kPlain) return plain_round_to_q8(x, K, q, d);
@@ -67,21 +124,23 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
     const float* di = d + static_cast<ptrdiff_t>(i) * (lda / 32);
     for (int j = 0; j < N; ++j) {
       const char* row = static_cast<const char*>(B.rows) + static_cast<size_t>(j) * B.row_bytes;
-      float v[8] = {};
+      float v[8] = {}, min[8] = {};
       for (int b = 0; b < blocks; ++b) {
-        int8_t w[32];
-        float scale;
-        block_values(B.type, row, b, w, &scale);
-        const float s = scale * di[b];
+        const Q8Block w = block_values(B.type, row, b);
+        const int8_t* a = qi + 32 * b;
+        const float s[2] = {w.scale[0] * di[b], w.scale[1] * di[b]};
         for (int l = 0; l < 8; ++l) {
           int32_t p = 0;
-          for (int t = 4 * l; t < 4 * l + 4; ++t) p += int32_t{w[t]} * qi[32 * b + t];
-          v[l] = std::fma(s, static_cast<float>(p), v[l]);
+          for (int t = 4 * l; t < 4 * l + 4; ++t) p += int32_t{w.w[t]} * a[t];
+          v[l] = std::fma(s[l / 4], static_cast<float>(p), v[l]);
+        }
+        if (q8_has_min(B.type)) {
+          int32_t sum = 0;
+          for (int t = 0; t < 32; ++t) sum += a[t];
+          min[b % 8] = std::fma(w.min * di[b], static_cast<float>(sum), min[b % 8]);
         }
       }
-      for (int l = 0; l < 4; ++l) v[l] += v[l + 4];
-      for (int l = 0; l < 2; ++l) v[l] += v[l + 2];
-      C[static_cast<ptrdiff_t>(i) * ldc + j] = v[0] + v[1];
+      C[static_cast<ptrdiff_t>(i) * ldc + j] = q8_has_min(B.type) ? sum8(v) - sum8(min) : sum8(v);
     }
   }
 }

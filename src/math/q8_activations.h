@@ -26,8 +26,10 @@ namespace nextword {
 
 void set_q8_activations(bool on);
 bool q8_activations();
-// Whether q8 products take weights of this type.
+// Whether q8 products take weights of this type, and whether its values
+// have a minimum subtracted (Q4_K, Q5_K).
 bool q8_type(WeightType type);
+bool q8_has_min(WeightType type);
 
 // Row x (K values, a multiple of 32) in q8_0 blocks: q[K] and d[K / 32],
 // in the family in force (each the same bits).

@@ -53,10 +53,13 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0, 1);
   const KernelPath before = kernel_path();
-  for (const WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0}) {
-    for (const int K : {32, 96, 576}) {
+  for (const WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_K,
+                                WeightType::kQ5_K, WeightType::kQ6_K}) {
+    const bool super = block_shape(type).values == 256;
+    for (const int K : super ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576}) {
       for (const int N : {1, 5, 13}) {
         for (const int M : {1, 2, 5, 9}) {
+          INFO("type " << static_cast<int>(type) << ", K " << K << ", N " << N << ", M " << M);
           const auto bytes = testing::random_blocks(type, size_t(N) * K, rng);
           const BlockRows B{type, bytes.data(), element_bytes(type, size_t(K))};
           std::vector<float> A(size_t(M) * K);
