@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "base/half_float.h"
@@ -23,6 +24,21 @@ struct Q8Block {
   float min;
 };
 
+// Q4_0 .. Q5_1: value i the nibble of byte i (low) or i - 16 (high), Q5's
+// fifth bit i of the word qh above it, less the centre (8 for Q4_0, 16 for
+// Q5_0); Q4_1 and Q5_1 add their m, a minimum of -m.
+template <bool kFifth, bool kMinimum, class Block>
+void nibble_values(const Block& block, int centre, Q8Block* out) {
+  uint32_t qh = 0;
+  if constexpr (kFifth) std::memcpy(&qh, block.qh, sizeof qh);
+  for (int i = 0; i < 32; ++i) {
+    const int nibble = i < 16 ? block.qs[i] & 0xF : block.qs[i - 16] >> 4;
+    out->w[i] = static_cast<int8_t>((nibble | static_cast<int>((qh >> i) & 1) << 4) - centre);
+  }
+  out->scale[0] = out->scale[1] = f16_to_float(block.d);
+  if constexpr (kMinimum) out->min = -f16_to_float(block.m);
+}
+
 Q8Block block_values(WeightType type, const char* row, int b) {
   Q8Block out{};
   if (type == WeightType::kQ8_0) {
@@ -30,12 +46,13 @@ Q8Block block_values(WeightType type, const char* row, int b) {
     for (int i = 0; i < 32; ++i) out.w[i] = block.q[i];
     out.scale[0] = out.scale[1] = f16_to_float(block.d);
   } else if (type == WeightType::kQ4_0) {
-    const auto& block = reinterpret_cast<const BlockQ4_0*>(row)[b];
-    for (int i = 0; i < 16; ++i) {
-      out.w[i] = static_cast<int8_t>((block.qs[i] & 0xF) - 8);
-      out.w[i + 16] = static_cast<int8_t>((block.qs[i] >> 4) - 8);
-    }
-    out.scale[0] = out.scale[1] = f16_to_float(block.d);
+    nibble_values<false, false>(reinterpret_cast<const BlockQ4_0*>(row)[b], 8, &out);
+  } else if (type == WeightType::kQ4_1) {
+    nibble_values<false, true>(reinterpret_cast<const BlockQ4_1*>(row)[b], 0, &out);
+  } else if (type == WeightType::kQ5_0) {
+    nibble_values<true, false>(reinterpret_cast<const BlockQ5_0*>(row)[b], 16, &out);
+  } else if (type == WeightType::kQ5_1) {
+    nibble_values<true, true>(reinterpret_cast<const BlockQ5_1*>(row)[b], 0, &out);
   } else if (type == WeightType::kQ4_K || type == WeightType::kQ5_K) {
     // Sub-block s of super-block b / 8: value q d1[s] - m1[s].
     const int s = b % 8;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/quant_blocks.h"
+#include "math/block_kernels.h"  // word_of
 #include "math/fused_kernels.h"  // NEXTWORD_VECTOR_OP
 #include "math/kernel_paths.h"
 #include "math/q8_activations.h"
@@ -23,34 +24,56 @@
 namespace nextword {
 namespace {
 
-// One row of A's 32-value blocks loaded once
-// for four rows of B; each block's products of signed bytes as |w| times a
-// with w's sign (vpmaddubsw: 2 x 128 x 127 never saturates 16 bits), pairs
-// of those added (vpmaddwd) into 8 lanes of 4 values each.
+// Blocks of 32 values (Q4_0 .. Q8_0): a row of A's blocks loaded once for
+// several rows of B. Signed values go in as |w| times a with w's sign
+// (vpmaddubsw: 2 x 128 x 127 never saturates 16 bits), unsigned ones
+// (Q4_1, Q5_1: 0 .. 31) as they are; pairs of those added (vpmaddwd) into 8
+// lanes of 4 values each.
 template <WeightType T>
-NEXTWORD_VECTOR_OP __m256i q8_weights(const char* row, int b) {
-  if constexpr (T == WeightType::kQ8_0) {
-    return _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(row)[b].q));
-  } else {
-    const __m128i qs = _mm_loadu_si128(
-        reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ4_0*>(row)[b].qs));
-    const __m128i low = _mm_set1_epi8(0xF);
-    const __m256i n =
-        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), low), _mm_and_si128(qs, low));
-    return _mm256_sub_epi8(n, _mm256_set1_epi8(8));
-  }
+using Q8Block32 = std::conditional_t<
+    T == WeightType::kQ8_0, BlockQ8_0,
+    std::conditional_t<
+        T == WeightType::kQ4_0, BlockQ4_0,
+        std::conditional_t<T == WeightType::kQ4_1, BlockQ4_1,
+                           std::conditional_t<T == WeightType::kQ5_0, BlockQ5_0, BlockQ5_1>>>>;
+template <WeightType T>
+constexpr bool q8_minimum = T == WeightType::kQ4_1 || T == WeightType::kQ5_1;
+
+// Bit j of x as byte j: 0x10 where set, else 0.
+NEXTWORD_VECTOR_OP __m256i q8_fifth_bits(uint32_t x) {
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(x)),
+      _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                          _mm256_set1_epi8(0x10));
 }
 
 template <WeightType T>
-NEXTWORD_VECTOR_OP float q8_scale(const char* row, int b) {
-  uint16_t h;
+NEXTWORD_VECTOR_OP __m256i q8_weights(const char* row, int b) {
+  const auto& block = reinterpret_cast<const Q8Block32<T>*>(row)[b];
   if constexpr (T == WeightType::kQ8_0) {
-    h = reinterpret_cast<const BlockQ8_0*>(row)[b].d;
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.q));
   } else {
-    h = reinterpret_cast<const BlockQ4_0*>(row)[b].d;
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs));
+    const __m128i low = _mm_set1_epi8(0xF);
+    __m256i n = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), low), _mm_and_si128(qs, low));
+    if constexpr (T == WeightType::kQ5_0 || T == WeightType::kQ5_1) {
+      n = _mm256_or_si256(n, q8_fifth_bits(word_of(block.qh)));
+    }
+    if constexpr (T == WeightType::kQ4_0) return _mm256_sub_epi8(n, _mm256_set1_epi8(8));
+    if constexpr (T == WeightType::kQ5_0) return _mm256_sub_epi8(n, _mm256_set1_epi8(16));
+    return n;
   }
-  return _cvtsh_ss(h);  // exact, as f16_to_float
+}
+
+// Unsigned bytes u times signed bytes a, four at a time into 8 lanes.
+NEXTWORD_VECTOR_OP __m256i q8_dot(__m256i u, __m256i a) {
+#ifdef NEXTWORD_Q8_VNNI
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, a);  // in one instruction
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), _mm256_set1_epi16(1));
+#endif
 }
 
 NEXTWORD_VECTOR_OP float q8_sum8(__m256 v) {
@@ -59,12 +82,13 @@ NEXTWORD_VECTOR_OP float q8_sum8(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
 }
 
-// Block b's products of rows [0, RA) of A (q, d; lda apart) with rows
-// [0, RB) of B, into acc[i][r]: each weight block decoded once for RA rows.
+// Block b's products of rows [0, RA) of A (q, d; lda apart; sums, the
+// blocks' sums of q, `blocks` apart) with rows [0, RB) of B, into
+// acc[i][r]; Q4_1's and Q5_1's minimums into lane b % 8 of mins[i][r].
 template <WeightType T, int RA, int RB>
-NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], const int8_t* q, const float* d, int lda,
+NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], float (&mins)[RA][RB][8], const int8_t* q,
+                                const float* d, const float* sums, int lda, int blocks,
                                 const char* B, size_t row_bytes, int b) {
-  [[maybe_unused]] const __m256i ones = _mm256_set1_epi16(1);  // vpmaddwd's pairs
   __m256i a[RA];
   float da[RA];
 #pragma GCC unroll 4
@@ -77,18 +101,18 @@ NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], const int8_t* q, const fl
   for (int r = 0; r < RB; ++r) {
     const char* row = B + static_cast<size_t>(r) * row_bytes;
     const __m256i w = q8_weights<T>(row, b);
-    const __m256i magnitude = _mm256_abs_epi8(w);
-    const float dw = q8_scale<T>(row, b);
+    const auto& block = reinterpret_cast<const Q8Block32<T>*>(row)[b];
+    const float dw = _cvtsh_ss(block.d);  // exact, as f16_to_float
 #pragma GCC unroll 4
     for (int i = 0; i < RA; ++i) {
-#ifdef NEXTWORD_Q8_VNNI
-      // The same four-value sums in one instruction.
-      const __m256i p =
-          _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude, _mm256_sign_epi8(a[i], w));
-#else
-      const __m256i p =
-          _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(a[i], w)), ones);
-#endif
+      __m256i p;
+      if constexpr (q8_minimum<T>) {
+        p = q8_dot(w, a[i]);
+        const float sum = sums[static_cast<ptrdiff_t>(i) * blocks + b];
+        mins[i][r][b % 8] = std::fma(-_cvtsh_ss(block.m) * da[i], sum, mins[i][r][b % 8]);
+      } else {
+        p = q8_dot(_mm256_abs_epi8(w), _mm256_sign_epi8(a[i], w));
+      }
       acc[i][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * da[i]), _mm256_cvtepi32_ps(p), acc[i][r]);
     }
   }
@@ -166,15 +190,6 @@ NEXTWORD_VECTOR_OP __m256i q8_k_weights(const char* block) {
     }
     return w;
   }
-}
-
-// Unsigned bytes u times signed bytes a, four at a time into 8 lanes.
-NEXTWORD_VECTOR_OP __m256i q8_dot(__m256i u, __m256i a) {
-#ifdef NEXTWORD_Q8_VNNI
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, a);
-#else
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), _mm256_set1_epi16(1));
-#endif
 }
 
 // The sums of the 8 blocks of 32 values at q, lane b (exact integers).
@@ -273,12 +288,19 @@ NEXTWORD_HOT_LOOP void q8_rows(int blocks, const int8_t* q, const float* d, cons
     q8_k_rows<T, RA, RB>(blocks, q, d, sums, lda, B, row_bytes, C, ldc);
   } else {
     __m256 acc[RA][RB];
+    float mins[RA][RB][8] = {};
     for (int i = 0; i < RA; ++i) {
       for (int r = 0; r < RB; ++r) acc[i][r] = _mm256_setzero_ps();
     }
-    for (int b = 0; b < blocks; ++b) q8_step<T, RA, RB>(acc, q, d, lda, B, row_bytes, b);
+    for (int b = 0; b < blocks; ++b) {
+      q8_step<T, RA, RB>(acc, mins, q, d, sums, lda, blocks, B, row_bytes, b);
+    }
     for (int i = 0; i < RA; ++i) {
-      for (int r = 0; r < RB; ++r) C[static_cast<ptrdiff_t>(i) * ldc + r] = q8_sum8(acc[i][r]);
+      for (int r = 0; r < RB; ++r) {
+        const float c = q8_sum8(acc[i][r]);
+        C[static_cast<ptrdiff_t>(i) * ldc + r] =
+            q8_minimum<T> ? c - q8_sum8(_mm256_loadu_ps(mins[i][r])) : c;
+      }
     }
   }
 }
@@ -305,12 +327,20 @@ void q8_product_of(int M, int N, int K, const int8_t* q, const float* d, int lda
   const int blocks = K / 32;
   // K-quants subtract minimums times each block's sum of q: those sums once.
   thread_local std::vector<float> sums;
-  if constexpr (q8_k_type<T>) {
+  if constexpr (q8_k_type<T> || q8_minimum<T>) {
     sums.resize(static_cast<size_t>(M) * static_cast<size_t>(blocks));
     for (int i = 0; i < M; ++i) {
-      for (int b = 0; b < blocks; b += 8) {
-        _mm256_storeu_ps(sums.data() + static_cast<ptrdiff_t>(i) * blocks + b,
-                         q8_block_sums(q + static_cast<ptrdiff_t>(i) * lda + 32 * b));
+      float* row_sums = sums.data() + static_cast<ptrdiff_t>(i) * blocks;
+      const int8_t* row = q + static_cast<ptrdiff_t>(i) * lda;
+      int b = 0;
+      for (; b + 8 <= blocks; b += 8) _mm256_storeu_ps(row_sums + b, q8_block_sums(row + 32 * b));
+      for (; b < blocks; ++b) {
+        const __m256i lanes =
+            q8_dot(_mm256_set1_epi8(1),
+                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * b)));
+        alignas(32) int32_t v[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(v), lanes);
+        row_sums[b] = static_cast<float>(v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]);
       }
     }
   }
@@ -336,6 +366,9 @@ void q8_kernel_product(int M, int N, int K, const int8_t* q, const float* d, int
     case WeightType::kQ4_K: return q8_product_of<WeightType::kQ4_K>(M, N, K, q, d, lda, B, C, ldc);
     case WeightType::kQ5_K: return q8_product_of<WeightType::kQ5_K>(M, N, K, q, d, lda, B, C, ldc);
     case WeightType::kQ6_K: return q8_product_of<WeightType::kQ6_K>(M, N, K, q, d, lda, B, C, ldc);
+    case WeightType::kQ4_1: return q8_product_of<WeightType::kQ4_1>(M, N, K, q, d, lda, B, C, ldc);
+    case WeightType::kQ5_0: return q8_product_of<WeightType::kQ5_0>(M, N, K, q, d, lda, B, C, ldc);
+    case WeightType::kQ5_1: return q8_product_of<WeightType::kQ5_1>(M, N, K, q, d, lda, B, C, ldc);
     default: return q8_product_of<WeightType::kQ4_0>(M, N, K, q, d, lda, B, C, ldc);
   }
 }

@@ -56,7 +56,7 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
   for (const WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_K,
                                 WeightType::kQ5_K, WeightType::kQ6_K}) {
     const bool super = block_shape(type).values == 256;
-    for (const int K : super ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576}) {
+    for (const int K : super ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576, 288}) {
       for (const int N : {1, 5, 13}) {
         for (const int M : {1, 2, 5, 9}) {
           INFO("type " << static_cast<int>(type) << ", K " << K << ", N " << N << ", M " << M);
