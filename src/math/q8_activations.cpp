@@ -104,11 +104,11 @@ float sum8(float (&v)[8]) {
 
 void set_q8_activations(bool on) { q8_on.store(on, std::memory_order_relaxed); }
 bool q8_activations() { return q8_on.load(std::memory_order_relaxed); }
-bool q8_type(WeightType type) {
-  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0 || type == WeightType::kQ4_K ||
-         type == WeightType::kQ5_K || type == WeightType::kQ6_K;
+bool q8_type(WeightType type) { return is_block_type(type); }
+bool q8_has_min(WeightType type) {
+  return type == WeightType::kQ4_1 || type == WeightType::kQ5_1 || type == WeightType::kQ4_K ||
+         type == WeightType::kQ5_K;
 }
-bool q8_has_min(WeightType type) { return type == WeightType::kQ4_K || type == WeightType::kQ5_K; }
 
 void round_to_q8(const float* x, int K, int8_t* q, float* d) {
   if (kernel_path() == KernelPath::kPlain) return plain_round_to_q8(x, K, q, d);

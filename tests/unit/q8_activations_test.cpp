@@ -53,8 +53,9 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0, 1);
   const KernelPath before = kernel_path();
-  for (const WeightType type : {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_K,
-                                WeightType::kQ5_K, WeightType::kQ6_K}) {
+  for (const WeightType type :
+       {WeightType::kQ8_0, WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0,
+        WeightType::kQ5_1, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
     const bool super = block_shape(type).values == 256;
     for (const int K : super ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576, 288}) {
       for (const int N : {1, 5, 13}) {
@@ -96,6 +97,15 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
               q8_product(1, N, K, &q[size_t(i * K)], &d[size_t(i * K / 32)], K, B, one.data(), N);
               CHECK(std::memcmp(one.data(), &plain[size_t(i * N)], one.size() * sizeof(float)) ==
                     0);
+            }
+            if (path == KernelPath::kAvx512) {
+              // Both of the AVX-512 family's kernels, whichever this CPU picks.
+              avx512::q8_product(M, N, K, q.data(), d.data(), K, B, C.data(), N);
+              CHECK(std::memcmp(C.data(), plain.data(), C.size() * sizeof(float)) == 0);
+              if (__builtin_cpu_supports("avx512vnni")) {
+                vnni::q8_product(M, N, K, q.data(), d.data(), K, B, C.data(), N);
+                CHECK(std::memcmp(C.data(), plain.data(), C.size() * sizeof(float)) == 0);
+              }
             }
           }
           set_kernel_path(before);
