@@ -141,7 +141,7 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
     const float* di = d + static_cast<ptrdiff_t>(i) * (lda / 32);
     for (int j = 0; j < N; ++j) {
       const char* row = static_cast<const char*>(B.rows) + static_cast<size_t>(j) * B.row_bytes;
-      float v[8] = {}, min[8] = {};
+      float v[2][8] = {}, min[8] = {};
       for (int b = 0; b < blocks; ++b) {
         const Q8Block w = block_values(B.type, row, b);
         const int8_t* a = qi + 32 * b;
@@ -149,7 +149,7 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
         for (int l = 0; l < 8; ++l) {
           int32_t p = 0;
           for (int t = 4 * l; t < 4 * l + 4; ++t) p += int32_t{w.w[t]} * a[t];
-          v[l] = std::fma(s[l / 4], static_cast<float>(p), v[l]);
+          v[b % 2][l] = std::fma(s[l / 4], static_cast<float>(p), v[b % 2][l]);
         }
         if (q8_has_min(B.type)) {
           int32_t sum = 0;
@@ -157,7 +157,10 @@ void plain_q8_product(int M, int N, int K, const int8_t* q, const float* d, int 
           min[b % 8] = std::fma(w.min * di[b], static_cast<float>(sum), min[b % 8]);
         }
       }
-      C[static_cast<ptrdiff_t>(i) * ldc + j] = q8_has_min(B.type) ? sum8(v) - sum8(min) : sum8(v);
+      // Even blocks' lanes and odd blocks' added, then summed.
+      for (int l = 0; l < 8; ++l) v[0][l] += v[1][l];
+      const float c = sum8(v[0]);
+      C[static_cast<ptrdiff_t>(i) * ldc + j] = q8_has_min(B.type) ? c - sum8(min) : c;
     }
   }
 }

@@ -1,9 +1,9 @@
-// The kernel of math/q8_activations.h's products in 256-bit integer
-// vectors (AVX2's vpmaddubsw and vpmaddwd), included by the AVX2 family and
-// by the AVX-512 family, whose 32 vector registers hold more sums at once,
-// and with NEXTWORD_Q8_VNNI by q8_vnni.cpp for CPUs with AVX-512 VNNI
+// The kernel of math/q8_activations.h's products, included by the AVX2
+// family (256-bit vectors: vpmaddubsw and vpmaddwd, two vectors for a pair of
+// blocks), by the AVX-512 family (a pair of blocks in one 512-bit vector)
+// and, with NEXTWORD_Q8_VNNI, by q8_vnni.cpp for CPUs with AVX-512 VNNI
 // (vpdpbusd: the four-value sums in one instruction). All give the plain
-// loop's bits.
+// loop's bits: even blocks' sums in lanes 0-7, odd blocks' in 8-15.
 #pragma once
 
 #include <immintrin.h>
@@ -82,20 +82,146 @@ NEXTWORD_VECTOR_OP float q8_sum8(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
 }
 
-// Block b's products of rows [0, RA) of A (q, d; lda apart; sums, the
-// blocks' sums of q, `blocks` apart) with rows [0, RB) of B, into
-// acc[i][r]; Q4_1's and Q5_1's minimums into lane b % 8 of mins[i][r].
-template <WeightType T, int RA, int RB>
-NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], float (&mins)[RA][RB][8], const int8_t* q,
-                                const float* d, const float* sums, int lda, int blocks,
-                                const char* B, size_t row_bytes, int b) {
-  __m256i a[RA];
-  float da[RA];
+// A pair of activation blocks' lanes: the even block's 8 sums and the odd
+// one's, as two 256-bit vectors (Ymm2) or one 512-bit vector (Zmm).
+struct Ymm2 {
+  struct VI {
+    __m256i v[2];
+  };
+  struct VF {
+    __m256 v[2];
+  };
+  NEXTWORD_VECTOR_OP static VF zero() { return {{_mm256_setzero_ps(), _mm256_setzero_ps()}}; }
+  NEXTWORD_VECTOR_OP static VI load(const int8_t* q) {
+    return {{_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)),
+             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32))}};
+  }
+  NEXTWORD_VECTOR_OP static VI join(__m256i even, __m256i odd) { return {{even, odd}}; }
+  // Lanes [x0 x 8 | x1 x 8]; of x[k] and x[k + 1]; of x[k] .. x[k + 3] four
+  // lanes each.
+  NEXTWORD_VECTOR_OP static VF pair(float x0, float x1) {
+    return {{_mm256_set1_ps(x0), _mm256_set1_ps(x1)}};
+  }
+  template <int k>
+  NEXTWORD_VECTOR_OP static VF pair_of(const float* x) {
+    return {{_mm256_broadcast_ss(x + k), _mm256_broadcast_ss(x + k + 1)}};
+  }
+  template <int k>
+  NEXTWORD_VECTOR_OP static VF quad_of(const float* x) {
+    const auto two = [](const float* y) {
+      return _mm256_set_m128(_mm_broadcast_ss(y + 1), _mm_broadcast_ss(y));
+    };
+    return {{two(x + k), two(x + k + 2)}};
+  }
+  NEXTWORD_VECTOR_OP static VF mul(VF x, VF y) {
+    return {{_mm256_mul_ps(x.v[0], y.v[0]), _mm256_mul_ps(x.v[1], y.v[1])}};
+  }
+  // Unsigned u times signed a; signed w times a as |w| times a with w's sign.
+  NEXTWORD_VECTOR_OP static VI dot(VI u, VI a) {
+    return {{q8_dot(u.v[0], a.v[0]), q8_dot(u.v[1], a.v[1])}};
+  }
+  NEXTWORD_VECTOR_OP static VI dot_signed(VI w, VI a) {
+    return {{q8_dot(_mm256_abs_epi8(w.v[0]), _mm256_sign_epi8(a.v[0], w.v[0])),
+             q8_dot(_mm256_abs_epi8(w.v[1]), _mm256_sign_epi8(a.v[1], w.v[1]))}};
+  }
+  // acc + scale p; fma_even: the even block's lanes only.
+  NEXTWORD_VECTOR_OP static VF fma(VF scale, VI p, VF acc) {
+    return {{_mm256_fmadd_ps(scale.v[0], _mm256_cvtepi32_ps(p.v[0]), acc.v[0]),
+             _mm256_fmadd_ps(scale.v[1], _mm256_cvtepi32_ps(p.v[1]), acc.v[1])}};
+  }
+  NEXTWORD_VECTOR_OP static VF fma_even(VF scale, VI p, VF acc) {
+    return {{_mm256_fmadd_ps(scale.v[0], _mm256_cvtepi32_ps(p.v[0]), acc.v[0]), acc.v[1]}};
+  }
+  NEXTWORD_VECTOR_OP static float sum(VF acc) { return q8_sum8(_mm256_add_ps(acc.v[0], acc.v[1])); }
+};
+
+#ifdef __AVX512F__
+struct Zmm {
+  using VI = __m512i;
+  using VF = __m512;
+  NEXTWORD_VECTOR_OP static VF zero() { return _mm512_setzero_ps(); }
+  NEXTWORD_VECTOR_OP static VI load(const int8_t* q) { return _mm512_loadu_si512(q); }
+  NEXTWORD_VECTOR_OP static VI join(__m256i even, __m256i odd) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1);
+  }
+  NEXTWORD_VECTOR_OP static __m512i spread(int lane, int n) {  // lanes / n: lane + that
+    alignas(64) int32_t index[16];
+    for (int l = 0; l < 16; ++l) index[l] = lane + l / n;
+    return _mm512_load_si512(index);
+  }
+  NEXTWORD_VECTOR_OP static VF pair(float x0, float x1) {
+    return _mm512_permutexvar_ps(
+        spread(0, 8), _mm512_castps128_ps512(_mm_unpacklo_ps(_mm_set_ss(x0), _mm_set_ss(x1))));
+  }
+  template <int k>
+  NEXTWORD_VECTOR_OP static VF pair_of(const float* x) {
+    return _mm512_permutexvar_ps(spread(k % 8, 8),
+                                 _mm512_castps256_ps512(_mm256_loadu_ps(x + k / 8 * 8)));
+  }
+  template <int k>
+  NEXTWORD_VECTOR_OP static VF quad_of(const float* x) {
+    return _mm512_permutexvar_ps(spread(k % 8, 4),
+                                 _mm512_castps256_ps512(_mm256_loadu_ps(x + k / 8 * 8)));
+  }
+  NEXTWORD_VECTOR_OP static VF mul(VF x, VF y) { return _mm512_mul_ps(x, y); }
+  NEXTWORD_VECTOR_OP static VI dot(VI u, VI a) {
+#ifdef NEXTWORD_Q8_VNNI
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, a);
+#else
+    return _mm512_madd_epi16(_mm512_maddubs_epi16(u, a), _mm512_set1_epi16(1));
+#endif
+  }
+  NEXTWORD_VECTOR_OP static VI dot_signed(VI w, VI a) {
+    // No vpsignb in 512 bits: a negated where w is negative (|a| <= 127).
+    const __m512i signed_a =
+        _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(w), _mm512_setzero_si512(), a);
+    return dot(_mm512_abs_epi8(w), signed_a);
+  }
+  NEXTWORD_VECTOR_OP static VF fma(VF scale, VI p, VF acc) {
+    return _mm512_fmadd_ps(scale, _mm512_cvtepi32_ps(p), acc);
+  }
+  NEXTWORD_VECTOR_OP static VF fma_even(VF scale, VI p, VF acc) {
+    return _mm512_mask3_fmadd_ps(scale, _mm512_cvtepi32_ps(p), acc, 0x00FF);
+  }
+  NEXTWORD_VECTOR_OP static float sum(VF acc) {
+    return q8_sum8(
+        _mm256_add_ps(_mm512_castps512_ps256(acc),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))));
+  }
+};
+// 32 registers: 4 rows of A by 4 rows of B.
+using Q8Lanes = Zmm;
+constexpr int kQ8RowsA = 4, kQ8RowsB = 4;
+#else
+// 16 registers (a pair of blocks in two): 2 rows of A by 2 rows of B.
+using Q8Lanes = Ymm2;
+constexpr int kQ8RowsA = 2, kQ8RowsB = 2;
+#endif
+
+// Blocks b and b + 1 (b alone if kOne) of rows [0, RA) of A (q, d; lda
+// apart; sums, the blocks' sums of q, `blocks` apart) times rows [0, RB) of
+// B, into acc[i][r]; Q4_1's and Q5_1's minimums into lane b % 8 of
+// mins[i][r]. Each lane's scale is B's d times A's, as the plain loop's.
+template <class L, WeightType T, int RA, int RB, bool kOne>
+NEXTWORD_VECTOR_OP void q8_step(typename L::VF (&acc)[RA][RB], float (&mins)[RA][RB][8],
+                                const int8_t* q, const float* d, const float* sums, int lda,
+                                int blocks, const char* B, size_t row_bytes, int b) {
+  constexpr int kBlocks = kOne ? 1 : 2;
+  typename L::VI a[RA];
+  typename L::VF da[RA];
+  float da1[RA][2];
 #pragma GCC unroll 4
   for (int i = 0; i < RA; ++i) {
-    a[i] = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(q + static_cast<ptrdiff_t>(i) * lda + 32 * b));
-    da[i] = d[static_cast<ptrdiff_t>(i) * (lda / 32) + b];
+    const int8_t* row = q + static_cast<ptrdiff_t>(i) * lda + 32 * b;
+    for (int k = 0; k < kBlocks; ++k) da1[i][k] = d[static_cast<ptrdiff_t>(i) * (lda / 32) + b + k];
+    if constexpr (kOne) {
+      a[i] = L::join(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)),
+                     _mm256_setzero_si256());
+      da[i] = L::pair(da1[i][0], 0);
+    } else {
+      a[i] = L::load(row);
+      da[i] = L::pair(da1[i][0], da1[i][1]);
+    }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < RB; ++r) {
@@ -105,20 +231,29 @@ NEXTWORD_VECTOR_OP void q8_step(__m256 (&acc)[RA][RB], float (&mins)[RA][RB][8],
     // CPU's own prefetching to be ahead).
     _mm_prefetch(row + 2 * RB * row_bytes + sizeof(Q8Block32<T>) * static_cast<size_t>(b),
                  _MM_HINT_T0);
-    const __m256i w = q8_weights<T>(row, b);
-    const auto& block = reinterpret_cast<const Q8Block32<T>*>(row)[b];
-    const float dw = _cvtsh_ss(block.d);  // exact, as f16_to_float
+    const auto* block = reinterpret_cast<const Q8Block32<T>*>(row) + b;
+    const typename L::VI w =
+        L::join(q8_weights<T>(row, b), kOne ? _mm256_setzero_si256() : q8_weights<T>(row, b + 1));
+    const typename L::VF dw =
+        L::pair(_cvtsh_ss(block[0].d), kOne ? 0.0f : _cvtsh_ss(block[kBlocks - 1].d));
 #pragma GCC unroll 4
     for (int i = 0; i < RA; ++i) {
-      __m256i p;
+      typename L::VI p;
       if constexpr (q8_minimum<T>) {
-        p = q8_dot(w, a[i]);
-        const float sum = sums[static_cast<ptrdiff_t>(i) * blocks + b];
-        mins[i][r][b % 8] = std::fma(-_cvtsh_ss(block.m) * da[i], sum, mins[i][r][b % 8]);
+        p = L::dot(w, a[i]);
+        for (int k = 0; k < kBlocks; ++k) {
+          const float sum = sums[static_cast<ptrdiff_t>(i) * blocks + b + k];
+          float& min = mins[i][r][(b + k) % 8];
+          min = std::fma(-_cvtsh_ss(block[k].m) * da1[i][k], sum, min);
+        }
       } else {
-        p = q8_dot(_mm256_abs_epi8(w), _mm256_sign_epi8(a[i], w));
+        p = L::dot_signed(w, a[i]);
       }
-      acc[i][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * da[i]), _mm256_cvtepi32_ps(p), acc[i][r]);
+      if constexpr (kOne) {
+        acc[i][r] = L::fma_even(L::mul(dw, da[i]), p, acc[i][r]);
+      } else {
+        acc[i][r] = L::fma(L::mul(dw, da[i]), p, acc[i][r]);
+      }
     }
   }
 }
@@ -133,37 +268,35 @@ using Q8KBlock =
     std::conditional_t<T == WeightType::kQ4_K, BlockQ4_K,
                        std::conditional_t<T == WeightType::kQ5_K, BlockQ5_K, BlockQ6_K>>;
 
-// A super-block's scales times 8 activation blocks' d, lane s (Q6_K: two
-// vectors, lanes 2s and 2s + 1 each with block s's d), and Q4_K's or
-// Q5_K's minimums times d, lane s: the same products as the plain loop's.
+// A super-block's scales for 8 activation blocks (Q6_K: 16, one for each
+// 16 values) and Q4_K's or Q5_K's minimums, before A's d: d sc and dmin m,
+// exact, as the plain loop's.
 struct Q8KFactors {
-  alignas(32) float scale[16];
+  __m256 scale[2];
   __m256 min;
 };
 
 template <WeightType T>
-NEXTWORD_VECTOR_OP Q8KFactors q8_k_factors(const char* block, __m256 da) {
+NEXTWORD_VECTOR_OP Q8KFactors q8_k_factors(const char* block) {
   const auto& b = *reinterpret_cast<const Q8KBlock<T>*>(block);
-  const auto widen8 = [](const void* bytes) {  // 8 bytes as floats
+  const auto widen8 = [](const void* bytes) {  // 8 bytes
     return _mm_loadl_epi64(static_cast<const __m128i*>(bytes));
   };
   Q8KFactors f;
   if constexpr (T == WeightType::kQ6_K) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(b.d));
     for (int h = 0; h < 2; ++h) {
-      const __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(widen8(b.scales + 8 * h)));
-      const __m256 pairs = _mm256_permutevar8x32_ps(da, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
-      const __m256 da2 =
-          h == 0 ? pairs : _mm256_permutevar8x32_ps(da, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
-      _mm256_store_ps(f.scale + 8 * h, _mm256_mul_ps(_mm256_mul_ps(d, sc), da2));
+      f.scale[h] =
+          _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(widen8(b.scales + 8 * h))));
     }
     f.min = _mm256_setzero_ps();
   } else {
     const KScales k = k_scales(b.scales);
-    const __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(widen8(k.scale)));
-    const __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(widen8(k.min)));
-    _mm256_store_ps(f.scale, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b.d)), sc), da));
-    f.min = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b.dmin)), m), da);
+    f.scale[0] = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b.d)),
+                               _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(widen8(k.scale))));
+    f.scale[1] = _mm256_setzero_ps();
+    f.min = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(b.dmin)),
+                          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(widen8(k.min))));
   }
   return f;
 }
@@ -212,101 +345,111 @@ NEXTWORD_VECTOR_OP __m256 q8_block_sums(const int8_t* q) {
                                              _mm256_permute2x128_si256(h01, h45, 0x31)));
 }
 
-// Sub-block s of the current super-blocks times rows [0, RA) of A.
-template <WeightType T, int RA, int RB, int s>
-NEXTWORD_VECTOR_OP void q8_k_step(__m256 (&acc)[RA][RB], const __m256i (&a)[RA][8],
+// Sub-blocks s and s + 1 of the current super-blocks times rows [0, RA)
+// of A; scale[i][r]: the factors times A's d (Q6_K: 16 of them).
+template <class L, WeightType T, int RA, int RB, int s>
+NEXTWORD_VECTOR_OP void q8_k_step(typename L::VF (&acc)[RA][RB], const typename L::VI (&a)[RA][4],
                                   const char* const (&blocks)[RB], size_t row_bytes,
-                                  const Q8KFactors (&f)[RA][RB]) {
+                                  const float (&scale)[RA][RB][16]) {
 #pragma GCC unroll 4
   for (int r = 0; r < RB; ++r) {
-    // The rows two groups on, as the first 32-value blocks do.
+    // The rows two groups on, as the 32-value blocks do.
     _mm_prefetch(blocks[r] + 2 * RB * row_bytes + sizeof(Q8KBlock<T>) * s / 8, _MM_HINT_T0);
-    const __m256i w = q8_k_weights<T, s>(blocks[r]);
-    [[maybe_unused]] const __m256i magnitude = _mm256_abs_epi8(w);
+    const typename L::VI w =
+        L::join(q8_k_weights<T, s>(blocks[r]), q8_k_weights<T, s + 1>(blocks[r]));
 #pragma GCC unroll 4
     for (int i = 0; i < RA; ++i) {
       if constexpr (T == WeightType::kQ6_K) {
-        const __m256i p = q8_dot(magnitude, _mm256_sign_epi8(a[i][s], w));
-        const __m256 scale = _mm256_set_m128(_mm_broadcast_ss(&f[i][r].scale[2 * s + 1]),
-                                             _mm_broadcast_ss(&f[i][r].scale[2 * s]));
-        acc[i][r] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[i][r]);
+        acc[i][r] = L::fma(L::template quad_of<2 * s>(scale[i][r]), L::dot_signed(w, a[i][s / 2]),
+                           acc[i][r]);
       } else {
-        const __m256i p = q8_dot(w, a[i][s]);
-        acc[i][r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&f[i][r].scale[s]), _mm256_cvtepi32_ps(p),
-                                    acc[i][r]);
+        acc[i][r] = L::fma(L::template pair_of<s>(scale[i][r]), L::dot(w, a[i][s / 2]), acc[i][r]);
       }
     }
   }
 }
 
-template <WeightType T, int RA, int RB, int... S>
-NEXTWORD_VECTOR_OP void q8_k_steps(__m256 (&acc)[RA][RB], const __m256i (&a)[RA][8],
+template <class L, WeightType T, int RA, int RB, int... S>
+NEXTWORD_VECTOR_OP void q8_k_steps(typename L::VF (&acc)[RA][RB], const typename L::VI (&a)[RA][4],
                                    const char* const (&blocks)[RB], size_t row_bytes,
-                                   const Q8KFactors (&f)[RA][RB],
+                                   const float (&scale)[RA][RB][16],
                                    std::integer_sequence<int, S...>) {
-  (q8_k_step<T, RA, RB, S>(acc, a, blocks, row_bytes, f), ...);
+  (q8_k_step<L, T, RA, RB, 2 * S>(acc, a, blocks, row_bytes, scale), ...);
 }
 
 // Rows [0, RA) of A (q, d and the block sums, `sums`, blocks apart) times
 // rows [0, RB) of B, super-block after super-block: acc as q8_step's, and
 // the minimums' products in 8 lanes (lane s: sub-block s's), subtracted
 // from the sum at the end.
-template <WeightType T, int RA, int RB>
+template <class L, WeightType T, int RA, int RB>
 NEXTWORD_HOT_LOOP void q8_k_rows(int blocks, const int8_t* q, const float* d, const float* sums,
                                  int lda, const char* B, size_t row_bytes, float* C, int ldc) {
-  __m256 acc[RA][RB], mins[RA][RB];
+  typename L::VF acc[RA][RB];
+  __m256 mins[RA][RB];
   for (int i = 0; i < RA; ++i) {
-    for (int r = 0; r < RB; ++r) acc[i][r] = mins[i][r] = _mm256_setzero_ps();
+    for (int r = 0; r < RB; ++r) {
+      acc[i][r] = L::zero();
+      mins[i][r] = _mm256_setzero_ps();
+    }
   }
   for (int super = 0; super < blocks / 8; ++super) {
-    __m256i a[RA][8];
-    Q8KFactors f[RA][RB];
+    typename L::VI a[RA][4];
+    alignas(32) float scale[RA][RB][16];
     const char* block[RB];
+    Q8KFactors f[RB];
     for (int r = 0; r < RB; ++r) {
       block[r] =
           B + static_cast<size_t>(r) * row_bytes + sizeof(Q8KBlock<T>) * static_cast<size_t>(super);
+      f[r] = q8_k_factors<T>(block[r]);
     }
     for (int i = 0; i < RA; ++i) {
       const ptrdiff_t at = static_cast<ptrdiff_t>(i) * lda + 256 * super;
-      for (int s = 0; s < 8; ++s) {
-        a[i][s] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + at + 32 * s));
-      }
+      for (int s = 0; s < 4; ++s) a[i][s] = L::load(q + at + 64 * s);
       const __m256 da = _mm256_loadu_ps(d + static_cast<ptrdiff_t>(i) * (lda / 32) + 8 * super);
+      const __m256 sum = _mm256_loadu_ps(sums + static_cast<ptrdiff_t>(i) * blocks + 8 * super);
       for (int r = 0; r < RB; ++r) {
-        f[i][r] = q8_k_factors<T>(block[r], da);
-        if constexpr (T != WeightType::kQ6_K) {
-          const __m256 sum = _mm256_loadu_ps(sums + static_cast<ptrdiff_t>(i) * blocks + 8 * super);
-          mins[i][r] = _mm256_fmadd_ps(f[i][r].min, sum, mins[i][r]);
+        if constexpr (T == WeightType::kQ6_K) {
+          // Scales 2k and 2k + 1 both take block k's d.
+          const __m256 lo = _mm256_permutevar8x32_ps(da, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+          const __m256 hi = _mm256_permutevar8x32_ps(da, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
+          _mm256_store_ps(scale[i][r], _mm256_mul_ps(f[r].scale[0], lo));
+          _mm256_store_ps(scale[i][r] + 8, _mm256_mul_ps(f[r].scale[1], hi));
+        } else {
+          _mm256_store_ps(scale[i][r], _mm256_mul_ps(f[r].scale[0], da));
+          mins[i][r] = _mm256_fmadd_ps(_mm256_mul_ps(f[r].min, da), sum, mins[i][r]);
         }
       }
     }
-    q8_k_steps<T, RA, RB>(acc, a, block, row_bytes, f, std::make_integer_sequence<int, 8>());
+    q8_k_steps<L, T, RA, RB>(acc, a, block, row_bytes, scale, std::make_integer_sequence<int, 4>());
   }
   for (int i = 0; i < RA; ++i) {
     for (int r = 0; r < RB; ++r) {
-      const float c = q8_sum8(acc[i][r]);
+      const float c = L::sum(acc[i][r]);
       C[static_cast<ptrdiff_t>(i) * ldc + r] = T == WeightType::kQ6_K ? c : c - q8_sum8(mins[i][r]);
     }
   }
 }
 
-template <WeightType T, int RA, int RB>
+template <class L, WeightType T, int RA, int RB>
 NEXTWORD_HOT_LOOP void q8_rows(int blocks, const int8_t* q, const float* d, const float* sums,
                                int lda, const char* B, size_t row_bytes, float* C, int ldc) {
   if constexpr (q8_k_type<T>) {
-    q8_k_rows<T, RA, RB>(blocks, q, d, sums, lda, B, row_bytes, C, ldc);
+    q8_k_rows<L, T, RA, RB>(blocks, q, d, sums, lda, B, row_bytes, C, ldc);
   } else {
-    __m256 acc[RA][RB];
+    typename L::VF acc[RA][RB];
     float mins[RA][RB][8] = {};
     for (int i = 0; i < RA; ++i) {
-      for (int r = 0; r < RB; ++r) acc[i][r] = _mm256_setzero_ps();
+      for (int r = 0; r < RB; ++r) acc[i][r] = L::zero();
     }
-    for (int b = 0; b < blocks; ++b) {
-      q8_step<T, RA, RB>(acc, mins, q, d, sums, lda, blocks, B, row_bytes, b);
+    int b = 0;
+    for (; b + 2 <= blocks; b += 2) {
+      q8_step<L, T, RA, RB, false>(acc, mins, q, d, sums, lda, blocks, B, row_bytes, b);
     }
+    if (b < blocks)
+      q8_step<L, T, RA, RB, true>(acc, mins, q, d, sums, lda, blocks, B, row_bytes, b);
     for (int i = 0; i < RA; ++i) {
       for (int r = 0; r < RB; ++r) {
-        const float c = q8_sum8(acc[i][r]);
+        const float c = L::sum(acc[i][r]);
         C[static_cast<ptrdiff_t>(i) * ldc + r] =
             q8_minimum<T> ? c - q8_sum8(_mm256_loadu_ps(mins[i][r])) : c;
       }
@@ -319,16 +462,17 @@ void q8_row_group(int N, int blocks, const int8_t* q, const float* d, const floa
                   const BlockRows& B, float* C, int ldc) {
   // One row of A takes B's rows one at a time: read from memory at 17
   // against 9 GB/s (Q8_0, four at a time), generation 10-80% faster.
-  constexpr int RB = RA != 1 ? 3 : 1;
+  constexpr int RB = RA != 1 ? kQ8RowsB : 1;
+  using L = Q8Lanes;
   const char* rows = static_cast<const char*>(B.rows);
   int j = 0;
   for (; j + RB <= N; j += RB) {
-    q8_rows<T, RA, RB>(blocks, q, d, sums, lda, rows + static_cast<size_t>(j) * B.row_bytes,
-                       B.row_bytes, C + j, ldc);
+    q8_rows<L, T, RA, RB>(blocks, q, d, sums, lda, rows + static_cast<size_t>(j) * B.row_bytes,
+                          B.row_bytes, C + j, ldc);
   }
   for (; j < N; ++j) {
-    q8_rows<T, RA, 1>(blocks, q, d, sums, lda, rows + static_cast<size_t>(j) * B.row_bytes,
-                      B.row_bytes, C + j, ldc);
+    q8_rows<L, T, RA, 1>(blocks, q, d, sums, lda, rows + static_cast<size_t>(j) * B.row_bytes,
+                         B.row_bytes, C + j, ldc);
   }
 }
 
@@ -356,11 +500,11 @@ void q8_product_of(int M, int N, int K, const int8_t* q, const float* d, int lda
     }
   }
   int i = 0;
-  for (; i + 4 <= M; i += 4) {
-    q8_row_group<T, 4>(N, blocks, q + static_cast<ptrdiff_t>(i) * lda,
-                       d + static_cast<ptrdiff_t>(i) * (lda / 32),
-                       sums.data() + static_cast<ptrdiff_t>(i) * blocks, lda, B,
-                       C + static_cast<ptrdiff_t>(i) * ldc, ldc);
+  for (; i + kQ8RowsA <= M; i += kQ8RowsA) {
+    q8_row_group<T, kQ8RowsA>(N, blocks, q + static_cast<ptrdiff_t>(i) * lda,
+                              d + static_cast<ptrdiff_t>(i) * (lda / 32),
+                              sums.data() + static_cast<ptrdiff_t>(i) * blocks, lda, B,
+                              C + static_cast<ptrdiff_t>(i) * ldc, ldc);
   }
   for (; i < M; ++i) {
     q8_row_group<T, 1>(N, blocks, q + static_cast<ptrdiff_t>(i) * lda,
