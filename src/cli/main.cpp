@@ -74,16 +74,17 @@ int run(int argc, char** argv) {
 
   // A NEXTWORD_KERNELS this CPU cannot run is a usage error before any work.
   (void)kernel_path();
-  // NEXTWORD_ACTIVATIONS=q8: products of Q8_0 and Q4_0 weights round their
-  // activations to 8 bits a block, for the whole run (math/q8_activations.h).
-  if (const char* activations = std::getenv("NEXTWORD_ACTIVATIONS")) {
-    const std::string_view choice(activations);
-    if (choice != "q8" && choice != "f32") {
-      throw usage_error("NEXTWORD_ACTIVATIONS: must be q8 or f32, got \"" + std::string(choice) +
-                        "\"");
-    }
-    set_q8_activations(choice == "q8");
+  // Products of block-quantized weights (GGUF's Q4_0 .. Q6_K) round their
+  // activations to 8 bits a block, for the whole run, unless
+  // NEXTWORD_ACTIVATIONS=f32 (math/q8_activations.h; docs/performance.md
+  // measures both).
+  const char* activations = std::getenv("NEXTWORD_ACTIVATIONS");
+  const std::string_view choice(activations != nullptr && *activations != '\0' ? activations
+                                                                               : "q8");
+  if (choice != "q8" && choice != "f32") {
+    throw usage_error("NEXTWORD_ACTIVATIONS: \"" + std::string(choice) + "\" is not q8 or f32");
   }
+  set_q8_activations(choice == "q8");
   for (size_t i = 0; i < std::size(commands); ++i) {
     if (!commands[i]->parsed()) continue;
     const int status = runs[i]();

@@ -13,8 +13,11 @@ NEXTWORD_KERNELS (plain, avx2, avx512):
   - the English model's F16 weights read in place by the products give the
     bytes of the same weights widened at load (NEXTWORD_HALVES), in every
     family;
-  - a GGUF model's BF16 and Q8_0 tensors read in place give the bytes of the
-    same values held in F32, in every family, at every split.
+  - a GGUF model's BF16 and block (Q8_0 .. Q6_K) tensors read in place give
+    the bytes of the same values held in F32, in every family, at every
+    split, with float32 activations (NEXTWORD_ACTIVATIONS=f32); with the
+    default 8-bit activations for blocks, the same bytes at every split;
+  - NEXTWORD_ACTIVATIONS other than q8 or f32 is a usage error (exit 2).
 
     python3 tests/cli/kernels_test.py build/nextword data
 """
@@ -55,8 +58,11 @@ class Families(unittest.TestCase):
     def setUpClass(cls):
         cls.families = [f for f in FAMILIES if runs_here(f)]
 
-    def out(self, family, args, stdin=None):
-        result = run(*args, stdin=stdin, env={"NEXTWORD_KERNELS": family})
+    def out(self, family, args, stdin=None, activations=None):
+        env = {"NEXTWORD_KERNELS": family}
+        if activations is not None:
+            env["NEXTWORD_ACTIVATIONS"] = activations
+        result = run(*args, stdin=stdin, env=env)
         self.assertIn(result.returncode, (0, 4), result.stderr)
         return result.stdout
 
@@ -164,9 +170,14 @@ class Families(unittest.TestCase):
     def test_gguf_rows_read_in_place_are_the_bits_of_their_floats(self):
         """A llama GGUF file with every matrix (embedding and classifier too)
         in BF16, Q8_0 or one of ggml's other blocks (Q4_0, Q5_1, Q4_K: rows of
-        256 for it), and its twin holding the same values in F32:
-        every family prints the same bytes for both, whatever --batch and
-        --threads (the products widen the rows exactly as they read them)."""
+        256 for it, Q6_K), and its twin holding the same values in F32: with
+        float32 activations (NEXTWORD_ACTIVATIONS=f32) every family prints
+        the same bytes for both, whatever --batch and --threads (the products
+        widen the rows exactly as they read them). With the default, 8-bit
+        activations for the blocks, every family prints the same bytes
+        whatever --batch and --threads, and not the twin's (the rounding is
+        there; its products are the plain loop's bits in every family, as
+        tests/unit/q8_activations_test.cpp checks)."""
         pieces = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on",
                   "\u2581mat", "\u2581", "a", "t", "h", "e"]
         tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + pieces
@@ -211,7 +222,7 @@ class Families(unittest.TestCase):
 
         text = "the cat sat\na hat on the mat\nthe\nat the hat and the cat\n" * 3
         with tempfile.TemporaryDirectory(prefix="nextword-kernels-gguf-") as tmp:
-            for type_name in ("BF16", "Q8_0", "Q4_0", "Q5_1", "Q4_K"):
+            for type_name in ("BF16", "Q8_0", "Q4_0", "Q5_1", "Q4_K", "Q6_K"):
                 read, twin = (os.path.join(tmp, "%s%s.gguf" % (type_name, twin))
                               for twin in ("", "-f32"))
                 model(read, type_name, False)
@@ -224,11 +235,22 @@ class Families(unittest.TestCase):
                             self.assertEqual(len(whole.splitlines()), 12)
                             for batch, threads in (("1", "1"), ("5", "2"), ("12", "1")):
                                 self.assertEqual(self.out(family, [*args, "-m", read, "--batch",
-                                                                   batch, "-t", threads], text),
+                                                                   batch, "-t", threads], text,
+                                                          activations="f32"),
                                                  whole.replace(twin, read))
+                            if type_name == "BF16":
+                                continue  # float32 activations whatever the choice
+                            rounded = self.out(family, [*args, "-m", read, "--batch", "1", "-t",
+                                                        "1"], text)
+                            self.assertNotEqual(rounded, whole.replace(twin, read))
+                            for batch, threads in (("1", "1"), ("5", "2"), ("12", "1")):
+                                self.assertEqual(self.out(family, [*args, "-m", read, "--batch",
+                                                                   batch, "-t", threads], text),
+                                                 rounded)
                     with self.subTest(type=type_name, family=family, command="generate"):
                         # Bytes: a random model's pieces need not be UTF-8.
-                        env = dict(os.environ, NEXTWORD_KERNELS=family)
+                        env = dict(os.environ, NEXTWORD_KERNELS=family,
+                                   NEXTWORD_ACTIVATIONS="f32")
                         out = [subprocess.run([NEXTWORD, "generate", "--greedy", "-m", m, "-n",
                                                "30", "the cat"], capture_output=True, env=env,
                                               check=True).stdout for m in (read, twin)]
@@ -244,6 +266,20 @@ class Families(unittest.TestCase):
                 self.assertRegex(result.stderr,
                                  r'^nextword: NEXTWORD_KERNELS: "' + name +
                                  r'" is not a kernel family this CPU runs \(plain, [^)]*\)\n$')
+
+
+    def test_activations_other_than_q8_or_f32_are_a_usage_error(self):
+        for name in ["q4", "F32", "f32 "]:
+            with self.subTest(name=name):
+                result = run("predict", "once upon a", env={"NEXTWORD_ACTIVATIONS": name})
+                self.assertEqual(result.returncode, USAGE)
+                self.assertEqual(result.stdout, "")
+                self.assertEqual(result.stderr, 'nextword: NEXTWORD_ACTIVATIONS: "%s" is not q8 '
+                                 'or f32\n' % name)
+        for name in ["q8", "f32", ""]:  # empty: the default
+            with self.subTest(name=name):
+                self.assertEqual(run("predict", "once upon a",
+                                     env={"NEXTWORD_ACTIVATIONS": name}).returncode, 0)
 
 
 if __name__ == "__main__":

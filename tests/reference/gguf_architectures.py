@@ -16,7 +16,9 @@ models written by the tests' own GGUF writer (gguf_writer.py), run by
 
 Matrices in F32, F16, BF16, Q8_0 or ggml's other blocks (the reference computes with the values
 the file holds). Norm-wise relative error <= 1e-4 on every position's attention and the
-listed next pieces' logits and probabilities.
+listed next pieces' logits and probabilities, with float32 activations; the models in blocks
+again with the default 8-bit activations, against the forward that rounds them alike
+(gguf_parity.py's q8_round and bounds).
 
     /usr/bin/python3 tests/reference/gguf_architectures.py build/nextword
 
@@ -34,7 +36,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gguf_writer as w  # noqa: E402
-from gguf_parity import compare_models, parse_arguments  # noqa: E402
+from gguf_parity import BLOCK_TYPES, compare_models, parse_arguments  # noqa: E402
 
 PHRASES = ["the cat sat", "a hat on the mat", "the", "at the tea and the cat sat on a mat"]
 WORDS = ["\u2581the", "\u2581cat", "\u2581sat", "\u2581a", "\u2581hat", "\u2581on", "\u2581mat",
@@ -115,7 +117,7 @@ def model_file(path, seed, model, torch):
         g.add_array("tokenizer.ggml.tokens", w.STRING, tokens)
         g.add_array("tokenizer.ggml.scores", w.F32,
                     [0.0] * 259 + [-float(i) for i in range(len(WORDS))])
-    weights = {}
+    weights, blocks = {}, set()
 
     def tensor(name, rows, row_length, scale=0.3, gain=False, positive=False):
         if gain:
@@ -127,6 +129,8 @@ def model_file(path, seed, model, torch):
             values = [rng.gauss(0, scale) for _ in range(rows * row_length)]
         whole = row_length % w.BLOCK_VALUES[matrices] == 0
         kind = matrices if rows > 1 and whole else "F32"
+        if kind in BLOCK_TYPES:
+            blocks.add(name)
         ggml_type, stored, held = w.TYPES[kind]
         data = stored(values)
         values = held(data)  # what the file holds, as the reader widens it
@@ -173,7 +177,7 @@ def model_file(path, seed, model, torch):
     with open(path, "wb") as f:
         f.write(g.bytes())
     cfg = {"arch": arch, "L": L, "heads": heads, "kv_heads": kv_heads, "hs": hs, "theta": theta,
-           "eps": eps, "tied": tied}
+           "eps": eps, "tied": tied, "blocks": blocks}
     return cfg, weights
 
 
@@ -267,6 +271,15 @@ def main():
           "relative error: %s" % (len(MODELS), ", ".join(sorted({m[0] for m in MODELS})),
                                   len(PHRASES), ", ".join(
                                       "%s %.2g" % kv for kv in sorted(worst["all"].items()))))
+    # The default 8-bit activations of the models in blocks, against the
+    # forward with the same rounding (gguf_parity.q8_round).
+    blocks = [model for model in MODELS if model[-1] in BLOCK_TYPES]
+    more, rounded = compare_models(args.nextword, blocks, model_file, forward, torch,
+                                   lambda model: "all", PHRASES, bpe_pieces, activations="q8")
+    failures += more
+    print("gguf architectures: %d models in blocks with 8-bit activations, against that forward "
+          "with them rounded alike; largest relative error: %s" % (len(blocks), ", ".join(
+              "%s %.2g" % kv for kv in sorted(rounded["all"].items()))))
     # A byte-level BPE file without a BOS or an unknown piece (gpt2's):
     # `complete` of an empty line offers nothing (there is nothing to read)
     # and goes on with the stream; `bench` types a text the model writes.

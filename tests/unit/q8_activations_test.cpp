@@ -58,8 +58,8 @@ TEST_CASE("q8 products: the plain loop's bits in every family, a row's bits alon
         WeightType::kQ5_1, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K}) {
     const bool super = block_shape(type).values == 256;
     for (const int K : super ? std::vector<int>{256, 768} : std::vector<int>{32, 96, 576, 288}) {
-      for (const int N : {1, 5, 13}) {
-        for (const int M : {1, 2, 5, 9}) {
+      for (const int N : {1, 5, 13, 300}) {
+        for (const int M : {1, 2, 5, 9, 17}) {
           INFO("type " << static_cast<int>(type) << ", K " << K << ", N " << N << ", M " << M);
           const auto bytes = testing::random_blocks(type, size_t(N) * K, rng);
           const BlockRows B{type, bytes.data(), element_bytes(type, size_t(K))};
