@@ -178,7 +178,7 @@ void round_to_q8(const float* x, int K, int8_t* q, float* d) {
     m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
     const float scale = _mm_cvtss_f32(m4) / 127;
     const float inverse = scale != 0 ? 1 / scale : 0;
-    d[b] = _cvtsh_ss(_cvtss_sh(scale, _MM_FROUND_TO_NEAREST_INT));
+    d[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(scale), _MM_FROUND_TO_NEAREST_INT)));
     __m256i i32[4];
     for (int k = 0; k < 4; ++k) {
       i32[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], _mm256_set1_ps(inverse)),

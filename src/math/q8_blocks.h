@@ -192,6 +192,17 @@ using Q8Lanes = Ymm2;
 constexpr int kQ8RowsA = 2, kQ8RowsB = 2;
 #endif
 
+// Sums and minimums' sums of RA rows of A by RB rows of B, all zero.
+template <class L, int RA, int RB>
+NEXTWORD_VECTOR_OP void q8_zero(typename L::VF (&acc)[RA][RB], __m256 (&mins)[RA][RB]) {
+  for (int i = 0; i < RA; ++i) {
+    for (int r = 0; r < RB; ++r) {
+      acc[i][r] = L::zero();
+      mins[i][r] = _mm256_setzero_ps();
+    }
+  }
+}
+
 // K-quants: activation block b is sub-block s = b % 8 of super-block b / 8
 // (Q6_K: its sub-blocks 2s and 2s + 1, lanes 0-3 and 4-7).
 template <WeightType T>

@@ -75,12 +75,7 @@ NEXTWORD_HOT_LOOP void q8_decoded_rows(int blocks, const int8_t* q, const float*
                                        int ldc) {
   typename L::VF acc[RA][RB];
   __m256 mins[RA][RB];
-  for (int i = 0; i < RA; ++i) {
-    for (int r = 0; r < RB; ++r) {
-      acc[i][r] = L::zero();
-      mins[i][r] = _mm256_setzero_ps();
-    }
-  }
+  q8_zero<L>(acc, mins);
   const auto a_row = [&](int i) { return q + static_cast<ptrdiff_t>(i) * lda; };
   const auto d_row = [&](int i) { return d + static_cast<ptrdiff_t>(i) * (lda / 32); };
   const auto w_row = [&](int r) { return w + static_cast<ptrdiff_t>(r) * K; };

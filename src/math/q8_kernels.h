@@ -123,12 +123,7 @@ NEXTWORD_HOT_LOOP void q8_k_rows(int blocks, const int8_t* q, const float* d, co
                                  int lda, const char* B, size_t row_bytes, float* C, int ldc) {
   typename L::VF acc[RA][RB];
   __m256 mins[RA][RB];
-  for (int i = 0; i < RA; ++i) {
-    for (int r = 0; r < RB; ++r) {
-      acc[i][r] = L::zero();
-      mins[i][r] = _mm256_setzero_ps();
-    }
-  }
+  q8_zero<L>(acc, mins);
   for (int super = 0; super < blocks / 8; ++super) {
     typename L::VI a[RA][4];
     alignas(32) float scale[RA][RB][16];
