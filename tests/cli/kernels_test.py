@@ -240,13 +240,13 @@ class Families(unittest.TestCase):
                                                  whole.replace(twin, read))
                             if type_name == "BF16":
                                 continue  # float32 activations whatever the choice
+                            # Two splits, not three: the sanitizers' build runs
+                            # this test in about 20 minutes as it is.
                             rounded = self.out(family, [*args, "-m", read, "--batch", "1", "-t",
                                                         "1"], text)
                             self.assertNotEqual(rounded, whole.replace(twin, read))
-                            for batch, threads in (("1", "1"), ("5", "2"), ("12", "1")):
-                                self.assertEqual(self.out(family, [*args, "-m", read, "--batch",
-                                                                   batch, "-t", threads], text),
-                                                 rounded)
+                            self.assertEqual(self.out(family, [*args, "-m", read, "--batch", "5",
+                                                               "-t", "2"], text), rounded)
                     with self.subTest(type=type_name, family=family, command="generate"):
                         # Bytes: a random model's pieces need not be UTF-8.
                         env = dict(os.environ, NEXTWORD_KERNELS=family,
