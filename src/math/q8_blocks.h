@@ -148,11 +148,6 @@ struct Zmm {
         spread(0, 8), _mm512_castps128_ps512(_mm_unpacklo_ps(_mm_set_ss(x0), _mm_set_ss(x1))));
   }
   template <int k>
-  NEXTWORD_VECTOR_OP static VF pair_of(const float* x) {
-    return _mm512_permutexvar_ps(spread(k % 8, 8),
-                                 _mm512_castps256_ps512(_mm256_loadu_ps(x + k / 8 * 8)));
-  }
-  template <int k>
   NEXTWORD_VECTOR_OP static VF quad_of(const float* x) {
     return _mm512_permutexvar_ps(spread(k % 8, 4),
                                  _mm512_castps256_ps512(_mm256_loadu_ps(x + k / 8 * 8)));
