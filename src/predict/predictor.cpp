@@ -225,7 +225,7 @@ bool Predictor::start_branches(const Encoded& input) {
 std::span<const float> Predictor::grow_branches(std::span<const int> parents,
                                                 std::span<const int> ids) {
   const std::span<const float> logits = branches_.grow(model_, cache_, parents, ids);
-  tokens_run_ = static_cast<int>(ids.size());
+  tokens_run_ = branches_.rows_run();
   if (!model_.memory || !mix_) return logits;
   // The memory reads each continuation's whole text.
   const auto V = static_cast<size_t>(model_.config.vocab_size);

@@ -127,6 +127,8 @@ class Predictor {
   // by ids[b] (at the first step, `parents` is empty and it is the input
   // followed by ids[b]). Row b ([b * V, (b + 1) * V)) is the same bits as
   // next_logits(the input followed by its tokens). Valid until the next call.
+  // Continuations an earlier search on the same input ran are not run again
+  // (KVBranches keeps them).
   std::span<const float> grow_branches(std::span<const int> parents, std::span<const int> ids);
 
   const Model& model() const { return model_; }
@@ -141,7 +143,8 @@ class Predictor {
     return model_.config.adaptive() || (model_.memory != nullptr && mix_);
   }
   // Tokens run through the model by the last call (all of them, or the new
-  // ones through the cache).
+  // ones through the cache; of grow_branches, the continuations that no
+  // earlier search on the same text ran).
   int tokens_run() const { return tokens_run_; }
   // Logits of the last phrase predicted, one per vocabulary word.
   std::span<const float> logits() const;

@@ -131,6 +131,24 @@ std::span<const int> KVBranches::tokens(int b) const {
   return std::span<const int>(tokens_).subspan(area(b, depth_), static_cast<size_t>(depth_));
 }
 
+void KVBranches::start(const Config& c, std::span<const int> trunk) {
+  constexpr size_t kLogitBytes = size_t{64} << 20;
+  const size_t most = std::max<size_t>(
+      128, kLogitBytes / (static_cast<size_t>(std::max(c.vocab_size, 1)) * sizeof(float)));
+  if (nodes_.size() < most &&
+      std::equal(trunk.begin(), trunk.end(), trunk_ids_.begin(), trunk_ids_.end())) {
+    return;
+  }
+  // Forgotten, and its memory given back: a tree is kept for the searches
+  // of one text, not for as long as the predictor lives.
+  trunk_ids_.assign(trunk.begin(), trunk.end());
+  nodes_.clear();
+  of_.clear();
+  std::vector<float>().swap(node_logits_);
+  for (std::vector<float>& k : keys_) std::vector<float>().swap(k);
+  for (std::vector<float>& v : values_) std::vector<float>().swap(v);
+}
+
 std::span<const float> KVBranches::grow(const Model& model, KVCache& trunk,
                                         std::span<const int> parents, std::span<const int> ids) {
   const Config& c = model.config;
@@ -143,64 +161,95 @@ std::span<const float> KVBranches::grow(const Model& model, KVCache& trunk,
   for (const int p : parents) {
     if (p < 0 || p >= count_) throw std::logic_error("KVBranches::grow: no such parent");
   }
-  const int L = c.n_layers, q = c.q_width(), k = c.k_width(), v = c.v_width();
-  const int ld = c.qkv_width();
-  trunk.reserve(c, at + 1);
-  reserve_layer(scratch_, c, n, 0, false);
-  branch_.resize(area(n, c.d_model));
-  scores_.resize(static_cast<size_t>(at + 1));
-  LayerActivations& a = scratch_;
-  // Branch b's tokens so far: its parent's, then its new one.
-  old_tokens_.swap(tokens_);
-  tokens_.resize(area(n, depth));
-  for (int b = 0; b < n; ++b) {
-    const size_t parent =
-        parents.empty() ? 0 : static_cast<size_t>(parents[static_cast<size_t>(b)]);
-    std::copy_n(old_tokens_.begin() + static_cast<std::ptrdiff_t>(parent * depth_), depth_,
-                tokens_.begin() + static_cast<std::ptrdiff_t>(area(b, depth)));
-    tokens_[area(b, depth) + static_cast<size_t>(depth_)] = ids[static_cast<size_t>(b)];
+  if (depth_ == 0) start(c, trunk.ids());
+  // Each branch's node: the tree's, or a new one (the same parent and token
+  // twice in a step is one node).
+  const size_t first = nodes_.size();
+  path_.assign(current_.begin(), current_.end());  // the last step's nodes
+  current_.resize(static_cast<size_t>(n));
+  for (size_t b = 0; b < ids.size(); ++b) {
+    const int parent = depth_ == 0 ? -1 : path_[static_cast<size_t>(parents[b])];
+    const uint64_t key = (static_cast<uint64_t>(parent + 1) << 32) | static_cast<uint32_t>(ids[b]);
+    const auto [it, fresh] = of_.try_emplace(key, static_cast<int>(nodes_.size()));
+    if (fresh) nodes_.push_back({parent, ids[b]});
+    current_[b] = it->second;
   }
-  old_keys_.swap(keys_);
-  old_values_.swap(values_);
-  keys_.resize(static_cast<size_t>(L));
-  values_.resize(static_cast<size_t>(L));
-
-  embed_rows(a.X_in.data(), model, ids.data(), n, at, 0);
-  for (int l = 0; l < L; ++l) {
-    const auto layer = static_cast<size_t>(l);
-    std::vector<float>& keys = keys_[layer];
-    std::vector<float>& values = values_[layer];
-    keys.resize(area(n, depth * k));
-    values.resize(area(n, depth * v));
-    float* K = trunk.K_[layer].data();
-    float* V = trunk.V_[layer].data();
-    layer_rows(c, model.weights.layers[layer], l, n, a, branch_.data(), [&](float* Q) {
-      turn_rows(Q, c, n, at, 0);
-      for (int b = 0; b < n; ++b) {
-        // The branch's keys and values: its parent's, then its new row's.
-        float* key = keys.data() + area(b, depth * k);
-        float* value = values.data() + area(b, depth * v);
-        if (depth_ > 0) {
-          const auto parent = static_cast<size_t>(parents[static_cast<size_t>(b)]);
-          std::copy_n(old_keys_[layer].data() + parent * area(depth_, k), area(depth_, k), key);
-          std::copy_n(old_values_[layer].data() + parent * area(depth_, v), area(depth_, v), value);
-        }
-        const float* row = Q + area(b, ld);
-        std::copy_n(row + q, k, key + area(depth_, k));
-        std::copy_n(row + q + k, v, value + area(depth_, v));
-        // Its row attends to the trunk's rows followed by the branch's,
-        // placed after the trunk's for the row's turn.
-        std::copy_n(key, area(depth, k), K + area(base, k));
-        std::copy_n(value, area(depth, v), V + area(base, v));
-        attend_row(a.heads.data() + area(b, c.heads_width()), row, K, V, at + 1, c, scores_.data());
-      }
-    });
+  rows_run_ = static_cast<int>(nodes_.size() - first);
+  if (rows_run_ > 0) run(model, trunk, first);
+  // The branches' tokens (each node's path up to the trunk) and logits.
+  const auto V = static_cast<size_t>(c.vocab_size);
+  tokens_.resize(area(n, depth));
+  logits_.resize(area(n, c.vocab_size));
+  for (size_t b = 0; b < current_.size(); ++b) {
+    int node = current_[b];
+    std::copy_n(node_logits_.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(node) * V),
+                V, logits_.begin() + static_cast<std::ptrdiff_t>(b * V));
+    for (int j = depth - 1; j >= 0; --j, node = nodes_[static_cast<size_t>(node)].parent) {
+      tokens_[area(static_cast<int>(b), depth) + static_cast<size_t>(j)] =
+          nodes_[static_cast<size_t>(node)].id;
+    }
   }
   depth_ = depth;
   count_ = n;
-  logits_.resize(area(n, c.vocab_size));
-  logits_forward(logits_.data(), a.X_in.data(), model, n);
   return logits_;
+}
+
+void KVBranches::run(const Model& model, KVCache& trunk, size_t first) {
+  const Config& c = model.config;
+  const int L = c.n_layers, q = c.q_width(), k = c.k_width(), v = c.v_width();
+  const int ld = c.qkv_width(), base = static_cast<int>(trunk.ids().size());
+  const int at = base + depth_, m = static_cast<int>(nodes_.size() - first);
+  trunk.reserve(c, at + 1);
+  reserve_layer(scratch_, c, m, 0, false);
+  branch_.resize(area(m, c.d_model));
+  scores_.resize(static_cast<size_t>(at + 1));
+  LayerActivations& a = scratch_;
+  keys_.resize(static_cast<size_t>(L));
+  values_.resize(static_cast<size_t>(L));
+  for (int l = 0; l < L; ++l) {
+    keys_[static_cast<size_t>(l)].resize(area(static_cast<int>(nodes_.size()), k));
+    values_[static_cast<size_t>(l)].resize(area(static_cast<int>(nodes_.size()), v));
+  }
+  // The new rows' tokens and ancestors (the trunk's end first).
+  run_ids_.resize(static_cast<size_t>(m));
+  path_.resize(area(m, depth_));
+  for (int r = 0; r < m; ++r) {
+    const Node& node = nodes_[first + static_cast<size_t>(r)];
+    run_ids_[static_cast<size_t>(r)] = node.id;
+    int up = node.parent;
+    for (int j = depth_ - 1; j >= 0; --j, up = nodes_[static_cast<size_t>(up)].parent) {
+      path_[area(r, depth_) + static_cast<size_t>(j)] = up;
+    }
+  }
+
+  embed_rows(a.X_in.data(), model, run_ids_.data(), m, at, 0);
+  for (int l = 0; l < L; ++l) {
+    const auto layer = static_cast<size_t>(l);
+    float* K = trunk.K_[layer].data();
+    float* V = trunk.V_[layer].data();
+    const float* keys = keys_[layer].data();
+    const float* values = values_[layer].data();
+    layer_rows(c, model.weights.layers[layer], l, m, a, branch_.data(), [&](float* Q) {
+      turn_rows(Q, c, m, at, 0);
+      for (int r = 0; r < m; ++r) {
+        const int node = static_cast<int>(first) + r;
+        const float* row = Q + area(r, ld);
+        std::copy_n(row + q, k, keys_[layer].data() + area(node, k));
+        std::copy_n(row + q + k, v, values_[layer].data() + area(node, v));
+        // Its row attends to the trunk's rows followed by its ancestors'
+        // and its own, placed after the trunk's for the row's turn.
+        for (int j = 0; j <= depth_; ++j) {
+          const int from = j < depth_ ? path_[area(r, depth_) + static_cast<size_t>(j)] : node;
+          std::copy_n(keys + area(from, k), k, K + area(base + j, k));
+          std::copy_n(values + area(from, v), v, V + area(base + j, v));
+        }
+        attend_row(a.heads.data() + area(r, c.heads_width()), row, K, V, at + 1, c, scores_.data());
+      }
+    });
+  }
+  node_logits_.resize(area(static_cast<int>(nodes_.size()), c.vocab_size));
+  logits_forward(node_logits_.data() + area(static_cast<int>(first), c.vocab_size), a.X_in.data(),
+                 model, m);
 }
 
 }  // namespace nextword

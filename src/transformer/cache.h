@@ -11,7 +11,9 @@
 // whose words see later words, a new word changes every row before it.
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "model/model_file.h"
@@ -62,20 +64,29 @@ class KVCache {
 // is the same bits as KVCache::extend of the trunk's text followed by its
 // branch's tokens, alone (math/row_products.h: no row depends on the rows
 // beside it).
+//
+// Every continuation run is kept, as a tree of tokens over the trunk with
+// each node's keys, values and logits, for as long as the trunk stays the
+// same: a later search on it (the next keystroke of a word, whose prefix
+// is one letter longer) runs only the continuations no search ran before,
+// and a step whose continuations all ran runs nothing. The rows read back
+// are the bits they were run with, which are those of running them again.
 class KVBranches {
  public:
-  // Drops every branch: the next grow() starts new ones at the trunk's end.
+  // Drops every branch: the next grow() starts new ones at the trunk's end
+  // (the tree stays, for the same trunk).
   void clear() {
     depth_ = 0;
     count_ = 0;
+    current_.clear();
   }
   // The new branches: branch b is branch parents[b] of the last step
   // followed by ids[b] (at the first step after clear(), `parents` is empty
-  // and branch b is the trunk followed by ids[b]). Runs their new tokens and
-  // returns their next-token logits [B, V] (row b branch b's; valid until
-  // the next call). The trunk must be the one of the last step, unchanged,
-  // and its tokens with a branch's at most max_len; its keys and values past
-  // its tokens are overwritten.
+  // and branch b is the trunk followed by ids[b]). Runs the new tokens of
+  // those the tree lacks and returns their next-token logits [B, V] (row b
+  // branch b's; valid until the next call). The trunk must be the one of
+  // the last step, unchanged, and its tokens with a branch's at most
+  // max_len; its keys and values past its tokens are overwritten.
   std::span<const float> grow(const Model& model, KVCache& trunk, std::span<const int> parents,
                               std::span<const int> ids);
   // Tokens of each branch after the trunk's.
@@ -83,13 +94,30 @@ class KVBranches {
   int count() const { return count_; }
   // Branch b's tokens after the trunk's.
   std::span<const int> tokens(int b) const;
+  // Rows the last grow() ran through the model (the rest were in the tree).
+  int rows_run() const { return rows_run_; }
 
  private:
-  // Branch b's keys (values) of layer l: rows [depth, width] at
-  // keys_[l] + b * depth * width; the last step's in old_*.
-  int depth_ = 0, count_ = 0;
-  std::vector<int> tokens_, old_tokens_;                                   // [count, depth]
-  std::vector<std::vector<float>> keys_, values_, old_keys_, old_values_;  // [L]
+  struct Node {
+    int parent;  // -1: the trunk
+    int id;
+  };
+  // At a first step, forgets the tree unless it grew from `trunk` and holds
+  // less than about 64 MiB of logits (so a tree holds that and one search).
+  void start(const Config& c, std::span<const int> trunk);
+  // Runs the nodes from `first` on (new, of one depth) through the model.
+  void run(const Model& model, KVCache& trunk, size_t first);
+
+  int depth_ = 0, count_ = 0, rows_run_ = 0;
+  std::vector<int> trunk_ids_;              // the trunk the tree grew from
+  std::vector<Node> nodes_;                 // the tree, each node after its parent
+  std::unordered_map<uint64_t, int> of_;    // (parent + 1, token) -> node
+  std::vector<std::vector<float>> keys_;    // [L][nodes, kv*d_k]
+  std::vector<std::vector<float>> values_;  // [L][nodes, kv*d_v]
+  std::vector<float> node_logits_;          // [nodes, V]
+  std::vector<int> current_;                // the last step's branches' nodes
+  std::vector<int> tokens_;                 // [count, depth]
+  std::vector<int> path_, run_ids_;         // run()'s rows' ancestors [rows, depth] and tokens
   LayerActivations scratch_;
   std::vector<float> branch_, logits_, scores_;
 };

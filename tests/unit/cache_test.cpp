@@ -209,31 +209,43 @@ TEST_CASE("branches grown side by side give each branch's full pass", "[cache]")
         branches.clear();
         // Each step: the new branches' parents (none at the first) and tokens;
         // two branches may hold the same tokens.
-        const std::vector<std::pair<std::vector<int>, std::vector<int>>> steps{
-            {{}, {2 % V, 5 % V, 5 % V}},
-            {{2, 0, 0, 1}, {3 % V, 1 % V, 4 % V, 3 % V}},
-            {{3, 1}, {6 % V, 0}}};
-        std::vector<std::vector<int>> texts(1);
-        for (const auto& [parents, ids] : steps) {
-          const std::span<const float> rows = branches.grow(m, trunk, parents, ids);
-          std::vector<std::vector<int>> grown;
-          for (size_t b = 0; b < ids.size(); ++b) {
-            grown.push_back(texts[parents.empty() ? 0 : static_cast<size_t>(parents[b])]);
-            grown.back().push_back(ids[b]);
-          }
-          texts = grown;
-          REQUIRE(rows.size() == ids.size() * static_cast<size_t>(V));
-          REQUIRE(branches.count() == static_cast<int>(ids.size()));
-          for (size_t b = 0; b < ids.size(); ++b) {
-            const std::span<const int> tokens = branches.tokens(static_cast<int>(b));
-            CHECK(std::vector<int>(tokens.begin(), tokens.end()) == texts[b]);
-            std::vector<int> whole = trunk_ids;
-            whole.insert(whole.end(), texts[b].begin(), texts[b].end());
-            Predictor full(m);
-            full.predict(encoded(m, whole), 1);
-            CHECK(same_bits(rows.subspan(b * static_cast<size_t>(V), static_cast<size_t>(V)),
-                            full.logits()));
-            ++checked;
+        using Steps = std::vector<std::pair<std::vector<int>, std::vector<int>>>;
+        const Steps steps{{{}, {2 % V, 5 % V, 5 % V}},
+                          {{2, 0, 0, 1}, {3 % V, 1 % V, 4 % V, 3 % V}},
+                          {{3, 1}, {6 % V, 0}}};
+        // A second search on the same trunk: the tree's branches are not run
+        // again (the rows each step runs), and every row is still its full pass.
+        // (The last step's branch ran in the first search: nothing runs.)
+        const Steps again{{{}, {5 % V, 7 % V}}, {{0, 1, 0}, {3 % V, 2 % V, 3 % V}}, {{0}, {6 % V}}};
+        const std::vector<std::vector<int>> rows_run{{2, 3, 2}, {1, 1, 0}};
+        for (int search = 0; search < 2; ++search) {
+          branches.clear();
+          std::vector<std::vector<int>> texts(1);
+          size_t step = 0;
+          for (const auto& [parents, ids] : search == 0 ? steps : again) {
+            const std::span<const float> rows = branches.grow(m, trunk, parents, ids);
+            // Distinct (parent, token) pairs only; the same ids may meet (V small).
+            if (V > 7) CHECK(branches.rows_run() == rows_run[static_cast<size_t>(search)][step]);
+            ++step;
+            std::vector<std::vector<int>> grown;
+            for (size_t b = 0; b < ids.size(); ++b) {
+              grown.push_back(texts[parents.empty() ? 0 : static_cast<size_t>(parents[b])]);
+              grown.back().push_back(ids[b]);
+            }
+            texts = grown;
+            REQUIRE(rows.size() == ids.size() * static_cast<size_t>(V));
+            REQUIRE(branches.count() == static_cast<int>(ids.size()));
+            for (size_t b = 0; b < ids.size(); ++b) {
+              const std::span<const int> tokens = branches.tokens(static_cast<int>(b));
+              CHECK(std::vector<int>(tokens.begin(), tokens.end()) == texts[b]);
+              std::vector<int> whole = trunk_ids;
+              whole.insert(whole.end(), texts[b].begin(), texts[b].end());
+              Predictor full(m);
+              full.predict(encoded(m, whole), 1);
+              CHECK(same_bits(rows.subspan(b * static_cast<size_t>(V), static_cast<size_t>(V)),
+                              full.logits()));
+              ++checked;
+            }
           }
         }
         CHECK(branches.depth() == 3);

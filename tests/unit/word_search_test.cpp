@@ -211,6 +211,32 @@ void same_search(const Model& m, const std::vector<int>& context, const WordSear
   }
 }
 
+// A word typed a letter at a time (searches on one predictor, whose
+// tree of partial words grows from search to search on the same context):
+// each search's words are a new predictor's, bit for bit. `prefixes` may
+// change the context between them (an empty one: the second context).
+void typed_searches(const Model& m, const std::vector<int>& context, const std::vector<int>& other,
+                    const std::vector<std::string>& prefixes) {
+  Predictor typing(m);
+  bool first = true;
+  for (const std::string& prefix : prefixes) {
+    if (prefix.empty()) first = !first;
+    const std::vector<int>& ids = first ? context : other;
+    INFO("context of " << ids.size() << " pieces, prefix \"" << prefix << "\"");
+    Predictor fresh(m);
+    const std::vector<NextWord> got =
+                                    next_words(typing, testing::encoded(m, ids), 1000, {}, prefix),
+                                want =
+                                    next_words(fresh, testing::encoded(m, ids), 1000, {}, prefix);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO(want[i].word);
+      CHECK(got[i].word == want[i].word);
+      CHECK(got[i].probability == want[i].probability);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the search side by side lists the words of one at a time, bit for bit", "[predict]") {
@@ -239,6 +265,8 @@ TEST_CASE("the search side by side lists the words of one at a time, bit for bit
       same_search(m, context, WordSearch{}, "b");
       same_search(m, context, WordSearch{4, 5}, "");
     }
+    typed_searches(m, {1, 3, 6, 60, 9}, {1, 3, 6, 60},
+                   {"t", "th", "the", "", "t", "to", "", "th", "b", "be"});
   }
   set_threading(Threading::kRows, 1);
 }
@@ -252,4 +280,6 @@ TEST_CASE("stories260K: the search side by side lists the words of one at a time
     same_search(m, ids, WordSearch{}, "");
     same_search(m, ids, WordSearch{}, "s");
   }
+  typed_searches(m, encode(m, "Once upon a time").ids, encode(m, "He was").ids,
+                 {"t", "th", "the", "", "s", "sa", "", "ther", "s"});
 }
