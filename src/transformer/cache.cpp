@@ -175,7 +175,18 @@ std::span<const float> KVBranches::grow(const Model& model, KVCache& trunk,
     current_[b] = it->second;
   }
   rows_run_ = static_cast<int>(nodes_.size() - first);
-  if (rows_run_ > 0) run(model, trunk, first);
+  if (rows_run_ > 0) {
+    try {
+      run(model, trunk, first);
+    } catch (...) {
+      // New nodes without their rows must not serve a later search (serve's
+      // worker goes on after a call that throws): the tree is forgotten.
+      nodes_.clear();
+      of_.clear();
+      clear();
+      throw;
+    }
+  }
   // The branches' tokens (each node's path up to the trunk) and logits.
   const auto V = static_cast<size_t>(c.vocab_size);
   tokens_.resize(area(n, depth));
