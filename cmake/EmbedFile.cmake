@@ -46,4 +46,6 @@ function(nextword_embed_file target file namespace function)
     COMMENT "Embedding ${name}"
     VERBATIM)
   target_sources(${target} PRIVATE ${output})
+  # Each file's array has the same name: never batched with others (NEXTWORD_UNITY).
+  set_source_files_properties(${output} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

@@ -7,7 +7,7 @@
 #   build-sanitize/  clang with AddressSanitizer and UndefinedBehaviorSanitizer
 #                    (any report fails the test that triggered it), plus the
 #                    libFuzzer targets, each run for NEXTWORD_FUZZ_SECONDS
-#                    (default 60) on its seed corpus.
+#                    (default 30) on its seed corpus.
 # The tests that read ../shared (corpora and llama2.c's stories260K beside the
 # repository) are reported skipped without it, each with one line saying what
 # is missing; ctest lists them at the end (NEXTWORD_REQUIRE_SHARED=1, as
@@ -24,7 +24,7 @@ ctest --test-dir build --output-on-failure -j"$(nproc)"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DNEXTWORD_SANITIZE=ON -DNEXTWORD_WERROR=ON -DNEXTWORD_REQUIRE_TORCH=ON \
   -DNEXTWORD_REQUIRE_BROWSER=ON -DBUILD_TESTING=ON \
-  -DNEXTWORD_FUZZ_SECONDS="${NEXTWORD_FUZZ_SECONDS:-60}" >/dev/null
+  -DNEXTWORD_FUZZ_SECONDS="${NEXTWORD_FUZZ_SECONDS:-30}" >/dev/null
 cmake --build build-sanitize -j"$(nproc)"
 # LLVM's libomp registers each process in /dev/shm/__KMP_REGISTERED_LIB_PID_UID
 # and reads the file of a new process with the same pid; one left empty by a

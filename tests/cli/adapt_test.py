@@ -6,7 +6,11 @@ not seen than its base, and written whole or not at all: every bad input is
 one line on stderr with its documented exit code, and the base model's files
 are byte-identical after every case. `train --from` fine-tunes the same way.
 
-    python3 tests/cli/adapt_test.py build/nextword data
+    python3 tests/cli/adapt_test.py build/nextword data [--quick]
+
+--quick (the sanitizer build): the model is adapted on 24 of the messages
+(about 4,400 words, where adapt's scoring of the held-out tenth is most of
+the time), and how much better it does is left to the Release build.
 """
 import hashlib
 import json
@@ -22,6 +26,7 @@ import cli_common
 from cli_common import INPUT, INTERRUPTED, IO, MODEL, USAGE, run
 
 NEXTWORD = DATA = None
+QUICK = cli_common.quick()
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
                       "corpus")
 
@@ -64,7 +69,7 @@ class Adapt(unittest.TestCase):
         cls.before = digests(cls.base)
         train, held = mail_samples()
         cls.text = os.path.join(cls.tmp, "mail.txt")
-        write_documents(cls.text, train)
+        write_documents(cls.text, train[:24] if QUICK else train)
         cls.held = os.path.join(cls.tmp, "held.txt")
         write_documents(cls.held, held)
         cls.xdg = os.path.join(cls.tmp, "xdg")
@@ -88,8 +93,10 @@ class Adapt(unittest.TestCase):
         self.assertTrue(s["memory"])
         self.assertEqual(s["steps"], s["planned_steps"])
         self.assertGreater(s["held_out_words"], s["words"] // 20)
-        # Measured on the held-out tenth: a fraction of the base's perplexity.
-        self.assertLess(s["perplexity"], 0.6 * s["base_perplexity"])
+        # Measured on the held-out tenth: a fraction of the base's perplexity
+        # (the memory's share needs more text than --quick's).
+        if not QUICK:
+            self.assertLess(s["perplexity"], 0.6 * s["base_perplexity"])
         self.assertLessEqual(s["perplexity"], s["transformer_perplexity"] * 1.001)
         with open(os.path.join(self.model, "card.json"), encoding="utf-8") as f:
             card = json.load(f)
@@ -118,6 +125,8 @@ class Adapt(unittest.TestCase):
         """eval on 40 messages it never read: the adapted model's perplexity
         well under the base's (1,251 against 1,679 when this was written,
         from a text of 19,000 words; the whole mail does far better: docs/usage.md)."""
+        if QUICK:
+            self.skipTest("--quick: the Release build measures it")
         scores = {}
         for name in ("english", "mine"):
             r = run("eval", self.held, "-m", name, "-f", "json", env=self.env)

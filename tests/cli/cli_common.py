@@ -81,6 +81,18 @@ def run(*args, stdin=None, env=None, stdout=subprocess.PIPE, errors="strict"):
                           text=True, errors=errors, env=merged, check=False)
 
 
+def quick():
+    """True when the command line holds --quick, which it then loses: the
+    sanitizers' build passes it (tests/CMakeLists.txt), whose binary runs 5
+    to 10 times slower, and a test then runs every path it checks on fewer
+    repetitions (fewer splits, models or words), its quality bounds being
+    the Release build's to check."""
+    if "--quick" not in sys.argv:
+        return False
+    sys.argv.remove("--quick")
+    return True
+
+
 def main(module):
     """Runs the tests of `module` against argv's binary and data folder."""
     global NEXTWORD, DATA

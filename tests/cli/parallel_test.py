@@ -48,7 +48,7 @@ NEXTWORD = DATA = None  # set by cli_common.main
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE_SSH = os.path.join(HERE, "fake_ssh.sh")
 TIMEOUT = 180  # seconds for one parallel or nextword run
-QUICK = False  # --quick
+QUICK = cli_common.quick()
 
 TMP = None  # the test's folder: HOME, TMPDIR and the inputs
 INPUTS = {}  # name -> path of an input file
@@ -386,9 +386,6 @@ class ManyHosts(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if "--quick" in sys.argv:
-        sys.argv.remove("--quick")
-        QUICK = True
     missing = [tool for tool in ("parallel", "rsync") if shutil.which(tool) is None]
     if missing:
         print(f"parallel_test: skipped: {' and '.join(missing)} not installed "

@@ -20,7 +20,7 @@ import cli_common
 from cli_common import run
 
 NEXTWORD = DATA = None  # set by cli_common.main
-QUICK = False  # --quick
+QUICK = cli_common.quick()
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "parity")
 
 # The way each command prints its scores in full (shortest round-trip floats).
@@ -125,7 +125,4 @@ class SplitTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if "--quick" in sys.argv:
-        sys.argv.remove("--quick")
-        QUICK = True
     cli_common.main(__import__(__name__))

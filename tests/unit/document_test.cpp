@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-using nextword::lsp::Document;
-using nextword::lsp::Encoding;
-using nextword::lsp::Position;
+// In the namespace of the class: a unity build (NEXTWORD_UNITY) may bring
+// other tests' `using namespace nextword`, where Document is a text's lines.
+namespace nextword::lsp {
 
 namespace {
 
@@ -145,3 +145,5 @@ TEST_CASE("the line index follows random edits that split and join line ends", "
     }
   }
 }
+
+}  // namespace nextword::lsp

@@ -14,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "weight_bits.h"
+
 using namespace nextword;
 using float_text::Failure;
 using Why = Failure::Why;
+using testing::bits_of;
 
 namespace {
 
@@ -39,12 +42,6 @@ float parsed(const std::string& text) {
   REQUIRE(float_text::parse_float(text.data(), text.data() + text.size(), &value, &next));
   CHECK(next == text.data() + text.size());
   return value;
-}
-
-uint32_t bits_of(float x) {
-  uint32_t b = 0;
-  std::memcpy(&b, &x, 4);
-  return b;
 }
 
 }  // namespace

@@ -124,13 +124,13 @@ GgufBuilder small_model() {
   return b;
 }
 
-std::shared_ptr<const GgufFile> read(std::string bytes) {
+std::shared_ptr<const GgufFile> opened(std::string bytes) {
   return GgufFile::from_file(FileBytes::from_bytes("m.gguf", std::move(bytes)));
 }
 
 std::string error_of(std::string bytes) {
   try {
-    read(std::move(bytes));
+    opened(std::move(bytes));
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::kModel);
     return e.message();
@@ -141,7 +141,7 @@ std::string error_of(std::string bytes) {
 }  // namespace
 
 TEST_CASE("GGUF: a file laid out by hand reads back, keys and tensors", "[gguf]") {
-  const auto g = read(small_model().bytes());
+  const auto g = opened(small_model().bytes());
   CHECK(g->version() == 3);
   CHECK(g->alignment() == 32);
   CHECK(g->metadata().size() == 8);
@@ -175,7 +175,7 @@ TEST_CASE("GGUF: a file laid out by hand reads back, keys and tensors", "[gguf]"
 }
 
 TEST_CASE("GGUF: wrong types and missing keys name the key", "[gguf]") {
-  const auto g = read(small_model().bytes());
+  const auto g = opened(small_model().bytes());
   auto message = [](auto&& f) {
     try {
       f();
@@ -263,7 +263,7 @@ TEST_CASE("GGUF: every bad file is one error naming the field", "[gguf]") {
     GgufBuilder c = small_model();
     c.scalar<uint32_t>("general.alignment", GgufValueType::kUint32, 64);
     c.alignment = 64;
-    const auto g = read(c.bytes());
+    const auto g = opened(c.bytes());
     CHECK(g->alignment() == 64);
     CHECK(g->tensor("output_norm.weight")->offset == 128);
   }

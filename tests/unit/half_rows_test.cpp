@@ -7,7 +7,6 @@
 // load), naming its element.
 #include "format/half_rows.h"
 
-#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -23,8 +22,10 @@
 #include "predict/predictor.h"
 #include "temp_dir.h"
 #include "test_models.h"
+#include "weight_bits.h"
 
 using namespace nextword;
+using testing::bits_of;
 
 namespace {
 
@@ -45,8 +46,6 @@ Model reloaded(const Model& m, TensorDtype dtype, testing::TempDir& d) {
   return Model{ModelPaths{}, 0,       0,       w.config, m.vocab, std::move(w.weights), 0,
                m.bos_id,     nullptr, nullptr, nullptr};
 }
-
-uint32_t bits_of(float x) { return std::bit_cast<uint32_t>(x); }
 
 }  // namespace
 

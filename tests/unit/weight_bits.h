@@ -2,6 +2,7 @@
 // exactly (-0 and 0 differ, NaN equals itself).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "model/weights.h"
 
 namespace nextword::testing {
+
+// One float's bits.
+inline uint32_t bits_of(float x) { return std::bit_cast<uint32_t>(x); }
 
 // The floats of every tensor, bit for bit.
 inline std::vector<uint32_t> bits(const Weights& w) {

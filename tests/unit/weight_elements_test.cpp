@@ -35,9 +35,9 @@ std::vector<float> widened(WeightType type, const std::vector<uint16_t>& bytes, 
 }
 
 // The family in force for a scope, then one thread again.
-struct KernelPathScope : testing::KernelPathScope {
+struct FamilyScope : testing::KernelPathScope {
   using testing::KernelPathScope::KernelPathScope;
-  ~KernelPathScope() { set_threading(Threading::kRows, 1); }
+  ~FamilyScope() { set_threading(Threading::kRows, 1); }
 };
 
 // x stored as `type`; of a block type other than Q8_0, random blocks of as
@@ -110,7 +110,7 @@ TEST_CASE(
   const Shape shapes[] = {{32, 8}, {64, 96}, {96, 33}, {256, 700}, {512, 37}};
   const int M = 70;
   for (const KernelPath path : available_kernel_paths()) {
-    const KernelPathScope scope(path);
+    const FamilyScope scope(path);
     for (const int threads : {1, 2}) {
       set_threading(Threading::kRows, threads);
       for (const WeightType type : kStoredTypes) {
@@ -182,7 +182,7 @@ TEST_CASE("a single row's product shared by the threads by columns is the bits o
   for (float& v : a) v = normal(rng);
   for (float& v : w) v = normal(rng);
   for (const KernelPath path : available_kernel_paths()) {
-    const KernelPathScope scope(path);
+    const FamilyScope scope(path);
     auto product = [&](WeightView W, int threads) {
       set_threading(Threading::kRows, threads);
       std::vector<float> y(static_cast<size_t>(out));
