@@ -8,19 +8,19 @@ namespace nextword::cli {
 
 std::vector<std::vector<double>> time_in_turns(double seconds, size_t min_runs,
                                                const std::vector<Task>& tasks) {
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
+  using Steady = std::chrono::steady_clock;
+  auto since = [](Steady::time_point t) {
+    return std::chrono::duration<double>(Steady::now() - t).count();
   };
   for (const Task& task : tasks) task.run();
   std::vector<std::vector<double>> times(tasks.size());
-  const auto start = Clock::now();
+  const auto start = Steady::now();
   while (times[0].size() < min_runs || since(start) < seconds) {
     for (size_t i = 0; i < tasks.size(); ++i) {
-      const auto turn = Clock::now();
+      const auto turn = Steady::now();
       do {
         for (int r = 0; r < tasks[i].repeats; ++r) {
-          const auto t0 = Clock::now();
+          const auto t0 = Steady::now();
           tasks[i].run();
           times[i].push_back(since(t0));
         }
