@@ -141,10 +141,11 @@ NEXTWORD_HOT_LOOP void q8_decoded_rows(int blocks, const int8_t* q, const float*
 
 // q8_decoded_rows for AVX2's 16 registers: the even blocks in one pass over
 // K and the odd ones in a second, so that each (i, r) keeps one 256-bit sum
-// a pass (the pair form's two, with the pair's values and scales, spill to
-// the stack in the loop: 1.4x slower on a Zen 1 core), and the minimums in a
-// third. The same sums in the same order as q8_decoded_rows<Ymm2>: lanes of
-// the even blocks, of the odd ones, added at the end.
+// a pass (the pair form's two, beside the pair's values and scales, left
+// some sums on the stack in the loop: a 16-row word-search step 8-13% slower
+// on a Zen 1 core), and the minimums in a third. The same sums in the same
+// order as q8_decoded_rows<Ymm2>: lanes of the even blocks, of the odd ones,
+// added at the end.
 template <bool kSigned, bool kMin, int RA, int RB>
 NEXTWORD_HOT_LOOP void q8_decoded_rows_by_parity(int blocks, const int8_t* q, const float* d,
                                                  const float* sums, int lda, const int8_t* w,
