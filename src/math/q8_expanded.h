@@ -65,6 +65,26 @@ NEXTWORD_VECTOR_OP void q8_decode_row(const char* row, int blocks, int8_t* w, fl
   }
 }
 
+// The minimums' products of blocks [g, g + n), n <= 8, one lane each, of
+// rows [0, RA) of A (d, lda / 32 apart; the blocks' sums, `blocks` apart)
+// by rows [0, RB) of the decoded B's minimums (`blocks` apart); the lanes
+// past n add 0 x 0, which leaves them as they are (never -0: they start at
+// +0).
+template <int RA, int RB>
+NEXTWORD_VECTOR_OP void q8_decoded_mins(__m256 (&mins)[RA][RB], int g, int n, const float* d,
+                                        int lda, const float* sums, int blocks, const float* min) {
+  const __m256i mask =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int i = 0; i < RA; ++i) {
+    const __m256 da = _mm256_maskload_ps(d + static_cast<ptrdiff_t>(i) * (lda / 32) + g, mask);
+    const __m256 sum = _mm256_maskload_ps(sums + static_cast<ptrdiff_t>(i) * blocks + g, mask);
+    for (int r = 0; r < RB; ++r) {
+      const __m256 m = _mm256_maskload_ps(min + static_cast<ptrdiff_t>(r) * blocks + g, mask);
+      mins[i][r] = _mm256_fmadd_ps(_mm256_mul_ps(m, da), sum, mins[i][r]);
+    }
+  }
+}
+
 // Rows [0, RA) of A (q, d and the blocks' sums, lda, lda / 32 and `blocks`
 // apart) times rows [0, RB) of the decoded B (K values and 2 * blocks
 // scales apart): the pairs of blocks as q8_step's, the minimums 8 blocks
@@ -110,19 +130,8 @@ NEXTWORD_HOT_LOOP void q8_decoded_rows(int blocks, const int8_t* q, const float*
       }
     }
   };
-  // Minimums of blocks [g, g + n), n <= 8, one lane each; the lanes past
-  // n add 0 x 0, which leaves them as they are (never -0: they start at +0).
   const auto min_step = [&](int g, int n) {
-    const __m256i mask =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int i = 0; i < RA; ++i) {
-      const __m256 da = _mm256_maskload_ps(d_row(i) + g, mask);
-      const __m256 sum = _mm256_maskload_ps(sums + static_cast<ptrdiff_t>(i) * blocks + g, mask);
-      for (int r = 0; r < RB; ++r) {
-        const __m256 m = _mm256_maskload_ps(min + static_cast<ptrdiff_t>(r) * blocks + g, mask);
-        mins[i][r] = _mm256_fmadd_ps(_mm256_mul_ps(m, da), sum, mins[i][r]);
-      }
-    }
+    q8_decoded_mins<RA, RB>(mins, g, n, d, lda, sums, blocks, min);
   };
   int b = 0;
   for (; b + 2 <= blocks; b += 2) {
@@ -191,19 +200,8 @@ NEXTWORD_HOT_LOOP void q8_decoded_rows_by_parity(int blocks, const int8_t* q, co
     for (int r = 0; r < RB; ++r) mins[i][r] = _mm256_setzero_ps();
   }
   if constexpr (kMin) {
-    // Blocks [g, g + n), n <= 8, one lane each, as q8_decoded_rows' min_step.
     for (int g = 0; g < blocks; g += 8) {
-      const int n = std::min(8, blocks - g);
-      const __m256i mask =
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-      for (int i = 0; i < RA; ++i) {
-        const __m256 da = _mm256_maskload_ps(d_row(i) + g, mask);
-        const __m256 sum = _mm256_maskload_ps(sums + static_cast<ptrdiff_t>(i) * blocks + g, mask);
-        for (int r = 0; r < RB; ++r) {
-          const __m256 m = _mm256_maskload_ps(min + static_cast<ptrdiff_t>(r) * blocks + g, mask);
-          mins[i][r] = _mm256_fmadd_ps(_mm256_mul_ps(m, da), sum, mins[i][r]);
-        }
-      }
+      q8_decoded_mins<RA, RB>(mins, g, std::min(8, blocks - g), d, lda, sums, blocks, min);
     }
   }
   for (int i = 0; i < RA; ++i) {
