@@ -69,15 +69,31 @@ NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float*
 }
 }  // namespace
 
-void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
-                    int ld_out) {
-  if (ld_out == 0) ld_out = n;
-  weight_product(false, T, n, m, in, m, W, n, out, ld_out);
+namespace {
+
+// out[t] += b for each of T rows ld_out apart (nothing when b is null).
+void add_bias(float* out, const float* b, int T, int n, int ld_out) {
   if (b == nullptr) return;
   for (int t = 0; t < T; ++t) {
     float* row = out + area(t, ld_out);
     for (int j = 0; j < n; ++j) row[j] += b[j];
   }
+}
+
+}  // namespace
+
+void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
+                    int ld_out) {
+  if (ld_out == 0) ld_out = n;
+  weight_product(false, T, n, m, in, m, W, n, out, ld_out);
+  add_bias(out, b, T, n, ld_out);
+}
+
+void matmuls_forward(std::span<const MatmulPart> parts, const float* in, int T, int m) {
+  std::vector<WeightPart> products;
+  for (const MatmulPart& p : parts) products.push_back({p.W, p.n, p.out, p.ld_out});
+  weight_products(T, m, in, m, products);
+  for (const MatmulPart& p : parts) add_bias(p.out, p.b, T, p.n, p.ld_out);
 }
 
 void embedding_forward(float* X, WeightView E, const int* ids, int T, int d) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "base/weight_view.h"
 
@@ -32,6 +33,18 @@ constexpr size_t kParallelAttention = 1 << 14;
 // bits) under Threading::kRows.
 void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
                     int ld_out = 0);
+
+// matmul_forward of several weights on the same in[T, m], the same bits:
+// part p fills out_p[T, n_p] (rows ld_out apart). With few rows the
+// threads share all the parts' columns at once (math/weight_products.h).
+struct MatmulPart {
+  float* out;
+  WeightView W;
+  const float* b;
+  int n;
+  int ld_out;
+};
+void matmuls_forward(std::span<const MatmulPart> parts, const float* in, int T, int m);
 
 // X[T, d] = E[ids[t]] for each t; E's rows of words in another type (a
 // GGUF file's, base/weight_view.h) widened as they are copied, one row a

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -31,50 +32,56 @@ constexpr int kColumnSplitRows = 32;
 
 }  // namespace
 
-void weight_product(bool transpose_B, int M, int N, int K, const float* A, int lda, WeightView B,
-                    int ldb, float* C, int ldc) {
-  if (!fixed_row_blocks()) {
-    training_product(false, transpose_B, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
-    return;
+namespace {
+
+// One product C = A op(B) as weight_product takes it, cut into blocks:
+// rows [row, row_end) and columns [column, column_end) of C, each element
+// the same chain of sums whichever block computes it.
+class BlockedProduct {
+ public:
+  BlockedProduct(bool transpose_B, int N, int K, const float* A, int lda, WeightView B, int ldb,
+                 float* C, int ldc)
+      : transpose_B_(transpose_B), N_(N), K_(K), A_(A), lda_(lda), ldb_(ldb), C_(C), ldc_(ldc) {
+    // A matrix held as rows of outputs (a GGUF file's [out, in]) is the
+    // transposed product of its rows: B [K, N] is N rows of K. Rows of words
+    // ([N, K], the embedding and classifier of a GGUF file) are read as they
+    // lie by the transposed product they already are.
+    elements_ = B.halves();
+    if (B.rows() != nullptr && B.output_rows() != transpose_B) {
+      transpose_B_ = true;
+      ldb_ = static_cast<int>(B.row_length());
+      elements_ = B.rows();
+      type_ = B.type();
+    }
+    floats_ = elements_ == nullptr ? static_cast<const float*>(B) : nullptr;
   }
-  // A matrix held as rows of outputs (a GGUF file's [out, in]) is the
-  // transposed product of its rows: B [K, N] is N rows of K. Rows of words
-  // ([N, K], the embedding and classifier of a GGUF file) are read as they
-  // lie by the transposed product they already are.
-  const void* elements = B.halves();
-  WeightType type = WeightType::kF16;
-  if (B.rows() != nullptr && B.output_rows() != transpose_B) {
-    transpose_B = true;
-    ldb = static_cast<int>(B.row_length());
-    elements = B.rows();
-    type = B.type();
-  }
-  const float* floats = elements == nullptr ? static_cast<const float*>(B) : nullptr;
-  // Rows [row, row_end) and columns [column, column_end) of C: each element
-  // is the same chain of sums whichever block computes it.
-  auto block = [&](int row, int row_end, int column, int column_end) {
+
+  int columns() const { return N_; }
+
+  void block(int row, int row_end, int column, int column_end) const {
     if (row >= row_end || column >= column_end) return;
-    const float* a = A + area(row, lda);
-    float* c = C + area(row, ldc) + column;
-    const int m = row_end - row, n = column_end - column;
+    const float* a = A_ + area(row, lda_);
+    float* c = C_ + area(row, ldc_) + column;
+    const int m = row_end - row, n = column_end - column, K = K_, lda = lda_, ldb = ldb_,
+              ldc = ldc_;
     auto product = [&](const auto* b) {
       using T = std::remove_cv_t<std::remove_pointer_t<decltype(b)>>;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, uint16_t>) {
-        if (!transpose_B) return row_product(m, n, K, a, lda, b + column, ldb, c, ldc);
+        if (!transpose_B_) return row_product(m, n, K, a, lda, b + column, ldb, c, ldc);
       }
       // Column j of C is row j of B.
       row_product_transposed(m, n, K, a, lda, b + area(column, ldb), ldb, c, ldc);
     };
-    if (floats != nullptr) return product(floats);
-    switch (type) {
-      case WeightType::kF32: return product(static_cast<const float*>(elements));
-      case WeightType::kF16: return product(static_cast<const uint16_t*>(elements));
-      case WeightType::kBF16: return product(static_cast<const Bf16*>(elements));
+    if (floats_ != nullptr) return product(floats_);
+    switch (type_) {
+      case WeightType::kF32: return product(static_cast<const float*>(elements_));
+      case WeightType::kF16: return product(static_cast<const uint16_t*>(elements_));
+      case WeightType::kBF16: return product(static_cast<const Bf16*>(elements_));
       default: {
-        const size_t row_bytes = element_bytes(type, static_cast<size_t>(ldb));
-        const BlockRows rows{type, static_cast<const char*>(elements) + area(column, 1) * row_bytes,
-                             row_bytes};
-        if (q8_activations() && q8_type(type)) {
+        const size_t row_bytes = element_bytes(type_, static_cast<size_t>(ldb));
+        const BlockRows rows{
+            type_, static_cast<const char*>(elements_) + area(column, 1) * row_bytes, row_bytes};
+        if (q8_activations() && q8_type(type_)) {
           // This block's rows of A rounded to 8 bits (the same bits in
           // whichever block rounds them).
           thread_local std::vector<int8_t> q;
@@ -89,22 +96,77 @@ void weight_product(bool transpose_B, int M, int N, int K, const float* A, int l
         return row_product_transposed(m, n, K, a, lda, rows, c, ldc);
       }
     }
-  };
-  const double work = static_cast<double>(M) * N * K;
-  if (!rows_split() || work < (M <= kColumnSplitRows ? kParallelRow : kParallelProduct) ||
-      omp_in_parallel()) {
-    block(0, M, 0, N);
+  }
+
+ private:
+  bool transpose_B_;
+  int N_, K_;
+  const float* A_;
+  int lda_, ldb_;
+  float* C_;
+  int ldc_;
+  const void* elements_ = nullptr;
+  WeightType type_ = WeightType::kF16;
+  const float* floats_ = nullptr;
+};
+
+// Whether a product of M rows and this much work runs on the calling
+// thread alone.
+bool one_thread(int M, double work) {
+  return !rows_split() || work < (M <= kColumnSplitRows ? kParallelRow : kParallelProduct) ||
+         omp_in_parallel();
+}
+
+}  // namespace
+
+void weight_product(bool transpose_B, int M, int N, int K, const float* A, int lda, WeightView B,
+                    int ldb, float* C, int ldc) {
+  if (!fixed_row_blocks()) {
+    training_product(false, transpose_B, M, N, K, A, lda, B, ldb, 0.0f, C, ldc);
+    return;
+  }
+  const BlockedProduct product(transpose_B, N, K, A, lda, B, ldb, C, ldc);
+  if (one_thread(M, static_cast<double>(M) * N * K)) {
+    product.block(0, M, 0, N);
     return;
   }
   if (M > kColumnSplitRows) {
-    on_thread_rows(M, [&](int begin, int end) { block(begin, end, 0, N); });
+    on_thread_rows(M, [&](int begin, int end) { product.block(begin, end, 0, N); });
     return;
   }
   // Few rows (one: generation's next piece): the threads share the columns,
   // in whole blocks of kColumnBlock.
   const int blocks = (N + kColumnBlock - 1) / kColumnBlock;
   on_thread_rows(blocks, [&](int begin, int end) {
-    block(0, M, begin * kColumnBlock, std::min(end * kColumnBlock, N));
+    product.block(0, M, begin * kColumnBlock, std::min(end * kColumnBlock, N));
+  });
+}
+
+void weight_products(int M, int K, const float* A, int lda, std::span<const WeightPart> parts) {
+  double work = 0;
+  for (const WeightPart& part : parts) work += static_cast<double>(M) * part.N * K;
+  if (!fixed_row_blocks() || M > kColumnSplitRows || one_thread(M, work)) {
+    for (const WeightPart& part : parts) {
+      weight_product(false, M, part.N, K, A, lda, part.B, part.N, part.C, part.ldc);
+    }
+    return;
+  }
+  // The parts' blocks of kColumnBlock columns one after another, shared
+  // among the threads in one parallel region.
+  std::vector<BlockedProduct> products;
+  std::vector<int> first_block{0};
+  for (const WeightPart& part : parts) {
+    products.emplace_back(false, part.N, K, A, lda, part.B, part.N, part.C, part.ldc);
+    first_block.push_back(first_block.back() + (part.N + kColumnBlock - 1) / kColumnBlock);
+  }
+  on_thread_rows(first_block.back(), [&](int begin, int end) {
+    for (size_t p = 0; p < products.size(); ++p) {
+      const int from = std::max(begin, first_block[p]) - first_block[p];
+      const int to = std::min(end, first_block[p + 1]) - first_block[p];
+      if (from >= to) continue;
+      const int N = products[p].columns();
+      products[p].block(0, M, from * kColumnBlock, std::min(to * kColumnBlock, N));
+    }
   });
 }
 

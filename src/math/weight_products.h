@@ -4,6 +4,8 @@
 // BF16 or Q8_0.
 #pragma once
 
+#include <span>
+
 #include "base/weight_view.h"
 
 namespace nextword {
@@ -20,5 +22,21 @@ namespace nextword {
 // transposed product reads them (op(B) = B^T) or else as floats.
 void weight_product(bool transpose_B, int M, int N, int K, const float* A, int lda, WeightView B,
                     int ldb, float* C, int ldc);
+
+// One of several products of the same A: C[M, N] = A[M, K] B, B [K, N]
+// (ldb N), C's rows ldc apart.
+struct WeightPart {
+  WeightView B;
+  int N = 0;
+  float* C = nullptr;
+  int ldc = 0;
+};
+
+// weight_product(false, M, part.N, K, A, lda, part.B, part.N, part.C,
+// part.ldc) for each part, the same bits; where the threads would share the
+// columns of each (few rows: generation), they share those of all the parts
+// in one parallel region, one wait for the threads instead of one a product
+// (a layer's q, k and v; its gate and up).
+void weight_products(int M, int K, const float* A, int lda, std::span<const WeightPart> parts);
 
 }  // namespace nextword

@@ -136,9 +136,10 @@ void qkv_forward(float* QKV, const float* U, const Config& c, const LayerWeights
   if (w.w_qkv != nullptr) {
     matmul_forward(QKV, U, w.w_qkv, w.b_qkv, N, d, ld);
   } else {
-    matmul_forward(QKV, U, w.w_q, w.b_q, N, d, q, ld);
-    matmul_forward(QKV + q, U, w.w_k, w.b_k, N, d, k, ld);
-    matmul_forward(QKV + q + k, U, w.w_v, w.b_v, N, d, c.v_width(), ld);
+    const MatmulPart parts[] = {{QKV, w.w_q, w.b_q, q, ld},
+                                {QKV + q, w.w_k, w.b_k, k, ld},
+                                {QKV + q + k, w.w_v, w.b_v, c.v_width(), ld}};
+    matmuls_forward(parts, U, N, d);
   }
 }
 
@@ -231,10 +232,15 @@ void ffn_block_forward(const Config& c, const LayerWeights& w, int l, int N, Lay
   }
   // H = act(norm2(X_mid) W_in + b_in), or silu(U W_gate + b_gate) * (U W_in + b_in)
   const float* U = norm_forward(a.U2.data(), a.X_mid.data(), w.norm2_weight, w.norm2_bias, c, N);
-  matmul_forward(a.H_pre.data(), U, w.w_in, w.b_in, N, d, c.d_ff);
+  if (c.activation == Activation::kSwiglu) {
+    const MatmulPart parts[] = {{a.H_pre.data(), w.w_in, w.b_in, c.d_ff, c.d_ff},
+                                {a.G_pre.data(), w.w_gate, w.b_gate, c.d_ff, c.d_ff}};
+    matmuls_forward(parts, U, N, d);
+  } else {
+    matmul_forward(a.H_pre.data(), U, w.w_in, w.b_in, N, d, c.d_ff);
+  }
   switch (c.activation) {
     case Activation::kSwiglu:
-      matmul_forward(a.G_pre.data(), U, w.w_gate, w.b_gate, N, d, c.d_ff);
       swiglu_forward(a.H.data(), a.G_pre.data(), a.H_pre.data(), a.H.size());
       break;
     case Activation::kGelu:

@@ -21,6 +21,7 @@
 #include "base/threading.h"
 #include "math/kernel_paths.h"
 #include "math/layers.h"
+#include "math/q8_activations.h"
 #include "math/weight_products.h"
 #include "stored_weights.h"
 
@@ -202,5 +203,63 @@ TEST_CASE("a single row's product shared by the threads by columns is the bits o
           product(WeightView::rows_of_outputs(floats.data(), WeightType::kF32, in, nullptr), 2),
           one));
     }
+  }
+}
+
+TEST_CASE("a layer's products of the same rows, shared by the threads at once, are each one's bits",
+          "[math]") {
+  // q, k and v (gate and up) read the same rows: with few rows the threads
+  // share the columns of all of them in one region (matmuls_forward). Each
+  // element stays its own chain of sums: the bits of each matmul_forward on
+  // one thread, parts of different types and widths into one wide matrix,
+  // with biases, float32 or 8-bit activations, for 1 to 33 rows.
+  std::mt19937 rng(55);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  const int in = 256, ld = 520;
+  struct Part {
+    WeightType type;
+    int n, column;
+  };
+  const Part parts[] = {{WeightType::kQ5_0, 300, 0},
+                        {WeightType::kQ8_0, 130, 300},
+                        {WeightType::kQ6_K, 70, 430},
+                        {WeightType::kF16, 20, 500}};
+  std::vector<std::vector<uint16_t>> rows;
+  std::vector<std::vector<float>> biases;
+  for (const Part& p : parts) {
+    std::vector<float> x(area(p.n, in));
+    for (float& v : x) v = normal(rng);
+    rows.push_back(stored(p.type, x));
+    biases.emplace_back(static_cast<size_t>(p.n));
+    for (float& v : biases.back()) v = normal(rng);
+  }
+  auto weights = [&](size_t p) {
+    return WeightView::rows_of_outputs(rows[p].data(), parts[p].type, in, nullptr);
+  };
+  for (const KernelPath path : available_kernel_paths()) {
+    const FamilyScope scope(path);
+    for (const bool q8 : {false, true}) {
+      set_q8_activations(q8);
+      for (const int M : {1, 2, 5, 16, 33}) {
+        INFO(kernel_path_name(path) << ", 8-bit activations " << q8 << ", rows " << M);
+        std::vector<float> a(area(M, in));
+        for (float& v : a) v = normal(rng);
+        std::vector<float> alone(area(M, ld), -1.0f), together(alone);
+        set_threading(Threading::kRows, 1);
+        for (size_t p = 0; p < std::size(parts); ++p) {
+          matmul_forward(alone.data() + parts[p].column, a.data(), weights(p), biases[p].data(), M,
+                         in, parts[p].n, ld);
+        }
+        set_threading(Threading::kRows, 2);
+        std::vector<MatmulPart> all;
+        for (size_t p = 0; p < std::size(parts); ++p) {
+          all.push_back(
+              {together.data() + parts[p].column, weights(p), biases[p].data(), parts[p].n, ld});
+        }
+        matmuls_forward(all, a.data(), M, in);
+        CHECK(same_bits(together, alone));
+      }
+    }
+    set_q8_activations(false);
   }
 }
