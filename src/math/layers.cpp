@@ -67,9 +67,6 @@ NEXTWORD_VECTOR_CLONES void layernorm_row(float* y, const float* x, const float*
     y[j] = static_cast<float>((x[j] - mean) * rstd) * weight[j] + bias[j];
   }
 }
-}  // namespace
-
-namespace {
 
 // out[t] += b for each of T rows ld_out apart (nothing when b is null).
 void add_bias(float* out, const float* b, int T, int n, int ld_out) {
@@ -79,7 +76,6 @@ void add_bias(float* out, const float* b, int T, int n, int ld_out) {
     for (int j = 0; j < n; ++j) row[j] += b[j];
   }
 }
-
 }  // namespace
 
 void matmul_forward(float* out, const float* in, WeightView W, const float* b, int T, int m, int n,
